@@ -1,0 +1,490 @@
+/* rig: devices, buffers of their memory, and work ordered by the memory it
+ * touches.  The stable C API of librig.so.1.
+ *
+ * Conventions (see docs/ and the specification in rig(7)):
+ *  - Every function that can fail returns a rig_status_t.  On failure it
+ *    leaves a thread-local message (rig_last_error) and, for RIG_ELOST and
+ *    RIG_ENOMEM, the device concerned (rig_error_device) and, for RIG_ENOMEM,
+ *    the bytes (rig_error_bytes); for RIG_EIO the errno (rig_error_errno).
+ *  - No input, however wrong, crashes the library: NULL handles, dead
+ *    buffers, out-of-range offsets and overflowing sizes answer RIG_EINVAL.
+ *  - Handles (rig_buffer_t, rig_export_t) are owned by the caller, who
+ *    releases each once (rig_buffer_unref, rig_export_unref).  Devices are
+ *    records that live for the rest of the process: a rig_device_t pointer is
+ *    never released and never dangles.
+ *  - Sizes, offsets and lengths are int64_t so that a negative value is
+ *    refused as the specification states instead of wrapping.
+ *  - Every call is thread-safe.  A call that may take a lock, made while the
+ *    calling thread holds one of rig's (from a signal handler or a callback
+ *    of a driver), answers RIG_EINVAL as it starts, having done nothing.
+ *    Functions documented "takes no lock" never do so and may be called
+ *    from anywhere.
+ */
+#ifndef RIG_RIG_H
+#define RIG_RIG_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+#define RIG_VERSION_MAJOR 0
+#define RIG_VERSION_MINOR 1
+#define RIG_VERSION_PATCH 0
+/* RIG_VERSION is MAJOR * 10000 + MINOR * 100 + PATCH, for #if tests. */
+#define RIG_VERSION (RIG_VERSION_MAJOR * 10000 + RIG_VERSION_MINOR * 100 + RIG_VERSION_PATCH)
+
+/* The version of the library loaded at run time, as RIG_VERSION encodes it. */
+int rig_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                    */
+
+typedef enum rig_status {
+  RIG_OK = 0,
+  RIG_EINVAL = -1,    /* the call was misused; nothing changed            */
+  RIG_ELOST = -2,     /* a device the call depends on is lost             */
+  RIG_ENOMEM = -3,    /* a device could not provide the bytes             */
+  RIG_EIO = -4,       /* an io device's read or write failed (errno kept) */
+  RIG_EOPEN = -5,     /* an open failed; the message is the reason        */
+  RIG_EINTR = -6,     /* a wait was interrupted; it lost and assigned nothing */
+  RIG_ECALLBACK = -7, /* the caller's callback returned non-zero          */
+} rig_status_t;
+
+typedef struct rig_device rig_device_t;
+typedef struct rig_buffer rig_buffer_t;
+typedef struct rig_export rig_export_t;
+
+/* The message of the last failed call on this thread ("" if none).  For
+ * RIG_ELOST it reads "NAME lost: why".  The pointer stays valid until the
+ * thread's next call into rig.  Takes no lock. */
+const char *rig_last_error(void);
+
+/* The name of a status code, such as "RIG_EINVAL".  Takes no lock. */
+const char *rig_status_name(rig_status_t status);
+
+/* The device of the last RIG_ELOST or RIG_ENOMEM on this thread, or NULL.
+ * For RIG_ENOMEM it is the device the allocation was for, also where
+ * another device's budget refused it.  Takes no lock. */
+rig_device_t *rig_error_device(void);
+
+/* The bytes the last RIG_ENOMEM on this thread could not allocate, else 0. */
+int64_t rig_error_bytes(void);
+
+/* The value the last RIG_ECALLBACK's callback returned, or the errno of the
+ * last RIG_EIO, on this thread; else 0. */
+int rig_error_code(void);
+
+/* Makes this thread's waits interruptible: a wait that blocks checks *flag
+ * at least every 200 ms and, once it is non-zero, returns RIG_EINTR, having
+ * lost no device and assigned no value.  NULL turns it off.  The flag suits
+ * a signal handler (volatile sig_atomic_t).  Takes no lock. */
+void rig_set_interrupt_flag(volatile sig_atomic_t *flag);
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                   */
+
+/* Options of rig_open.  size is sizeof(rig_open_options_t) as the caller
+ * compiled it, so later fields can be added. */
+typedef struct rig_open_options {
+  size_t size;
+  /* Driver-specific configuration, such as "latency_us=20" for a sim device,
+   * or NULL. */
+  const char *config;
+} rig_open_options_t;
+
+/* The host: this process's device, named "CPU".  Its memory is the
+ * process's memory; its work is host access and launches of code it links.
+ * Never lost, never closed.  Takes no lock. */
+rig_device_t *rig_host(void);
+
+/* Opens the device named name, such as "MEM:0", with the driver whose
+ * prefix is the part of name before ':' (the memory driver for "MEM").  A
+ * process has at most one open device per name: if one is open, *out is
+ * that same device and the driver is not asked.  opts may be NULL.
+ *
+ * RIG_EOPEN with the reason when the device cannot be opened: the driver
+ * refused, the name's device is lost and its stop has not returned, or
+ * every one of the 65,535 slots is held.  An open of a lost device's name
+ * first runs that device's owed stop, then opens a new device, unequal to
+ * the lost one, whose timeline continues past its slot's earlier values.
+ * RIG_EINVAL if name is NULL or names no driver, if the device open under
+ * that name is another driver's, if the driver's facts break their rules,
+ * or if called from inside the open of that name.  Opens of one name run
+ * one at a time; opens of other names go on meanwhile. */
+rig_status_t rig_open(const char *name, const rig_open_options_t *opts,
+                      rig_device_t **out);
+
+/* Called by rig_probe for each device name a driver knows: why is NULL
+ * where the name can be opened, else the reason it cannot (RIG_EOPEN's). */
+typedef void (*rig_probe_fn)(const char *name, const char *why, void *context);
+
+/* Calls f for each device name of each registered driver on this machine:
+ * the host, memory devices MEM:0 and MEM:1, and each device a driver finds
+ * (or could not reach, with the reason).  Opens nothing.  RIG_EINVAL if f
+ * is NULL. */
+rig_status_t rig_probe(rig_probe_fn f, void *context);
+
+/* Opens the memory device named name (rig_open with the memory driver): a
+ * device whose memory is its own, in host memory this process addresses,
+ * with a timeline of its own; it runs fills and copies before submit
+ * returns, loads no code and times no work.  It stands for a GPU in
+ * tests.  Answers as rig_open. */
+rig_status_t rig_memory_device(const char *name, rig_device_t **out);
+
+/* Closes d: waits for the work submitted on d before the call, loses d with
+ * the reason "closed", and returns once its driver's stop has returned.
+ * From then on uses of d answer RIG_ELOST.  Every caller that opened d's
+ * name shares d, so close ends it for all of them.  On a d already lost it
+ * only runs the owed stop (or waits for the close or open that runs it) and
+ * keeps d's reason.  RIG_EINVAL if d is NULL or the host. */
+rig_status_t rig_close(rig_device_t *d);
+
+/* Properties.  Set when d opens, kept once d is lost; they take no lock and
+ * answer for any device, lost or not.  NULL d answers NULL/0/false. */
+
+/* d's name: its opener's name ("CPU", "MEM:0"). */
+const char *rig_device_name(const rig_device_t *d);
+/* The code d's processor runs: for the host the highest x86-64 psABI level
+ * its CPU has and its system enables ("x86-64" ... "x86-64-v4"), or "arm64"
+ * with "+feature"s; "memory" for a memory device; the driver's name of the
+ * processor ("sm_90", "gfx1100") for a driver's device. */
+const char *rig_device_arch(const rig_device_t *d);
+/* "x86_64" for an x86-64 level, "arm64" for an arm64 arch, else the arch. */
+const char *rig_device_instruction_set(const rig_device_t *d);
+/* The bus address of d's PCI function ("0000:03:00.0"), or NULL where d has
+ * none (host, memory and io devices). */
+const char *rig_device_bus(const rig_device_t *d);
+/* True iff d's work is this process's code: host and memory devices. */
+bool rig_device_runs_on_host(const rig_device_t *d);
+/* The power of two the first byte of every non-empty buffer
+ * rig_buffer_create makes on d starts on: 16 for host, 64 for a memory
+ * device. */
+int64_t rig_device_alignment(const rig_device_t *d);
+/* The bytes of d's last-level cache, or 0 where it is not known. */
+int64_t rig_device_cache_bytes(const rig_device_t *d);
+/* The record d's driver declares under key, or NULL if none. */
+const void *rig_device_capability(const rig_device_t *d, const char *key);
+/* True iff a and b are the same device.  A reopened name is another one. */
+bool rig_device_equal(const rig_device_t *a, const rig_device_t *b);
+
+/* True iff d's work can address other's own memory through a borrow on d:
+ * a device reaches its own memory; the host reaches a memory device's; a
+ * device whose driver maps host memory (a memory device's does) reaches the
+ * host's and every memory device's; a device reaches another device of its
+ * driver that it maps as a peer.  Takes no lock. */
+bool rig_reaches(const rig_device_t *d, const rig_device_t *other);
+
+/* The last value assigned on d's timeline, or before any the value its
+ * timeline started after (0 in a fresh slot).  Never decreases.  Takes no
+ * lock. */
+uint64_t rig_submitted(const rig_device_t *d);
+
+/* The last value d has reported: reached, with the writes of its work
+ * visible to the host, while d is live.  Commits nothing and waits for
+ * nothing.  RIG_ELOST if d is lost as the read starts. */
+rig_status_t rig_signaled(rig_device_t *d, uint64_t *out);
+
+/* The reason d is lost ("closed", "no progress for 5000 ms", ...), or NULL
+ * while it is live.  Never waits.  The string lives as long as d. */
+const char *rig_lost(const rig_device_t *d);
+
+/* ------------------------------------------------------------------------ */
+/* Budgets                                                                   */
+
+/* d's budget: the most bytes it holds at one time of the memory that counts
+ * in it (live buffers, loaded code and its cache), each allocation by whole
+ * words.  INT64_MAX for the host at start.  Takes no lock. */
+int64_t rig_budget(const rig_device_t *d);
+/* The bytes d holds now of the memory that counts in its budget.  Pinned
+ * memory counts in the host's.  Takes no lock. */
+int64_t rig_allocated(const rig_device_t *d);
+/* Sets d's budget to n, then frees cached memory until d holds at most n
+ * bytes or its cache is empty; never frees a live buffer.  RIG_EINVAL if
+ * n < 0. */
+rig_status_t rig_set_budget(rig_device_t *d, int64_t n);
+/* Returns d's staging memory that no copy holds, moves d's collected memory
+ * whose work is done, and returns d's cached memory to its driver. */
+rig_status_t rig_free_cache(rig_device_t *d);
+
+/* ------------------------------------------------------------------------ */
+/* Points                                                                    */
+
+/* A device's slot together with one of its values.  Plain data: copy it
+ * freely; it answers rig_point_wait and rig_point_reached for good. */
+typedef struct rig_point {
+  uint64_t bits;
+} rig_point_t;
+
+/* The last value a point holds: 2^47 - 1. */
+#define RIG_POINT_VALUE_MAX ((UINT64_C(1) << 47) - 1)
+
+/* The device the point names, or NULL once a later device took its slot
+ * and the value is not the earlier device's.  Takes no lock. */
+rig_device_t *rig_point_device(rig_point_t p);
+/* The point's value.  Takes no lock. */
+uint64_t rig_point_value(rig_point_t p);
+/* The point (d, value); value must be at most RIG_POINT_VALUE_MAX. */
+rig_point_t rig_point_make(const rig_device_t *d, uint64_t value);
+
+/* Returns once p is reached, committing its work first.  Host code after it
+ * follows p's work.  Checks d's hang bound while it waits: a device whose
+ * progress stands still past it is lost with "no progress for n ms".
+ * RIG_ELOST if p's device is lost and never reached p; RIG_EINTR if the
+ * thread's interrupt flag rose (rig_set_interrupt_flag). */
+rig_status_t rig_point_wait(rig_point_t p);
+/* *out is true iff p is reached, in which case host code after it follows
+ * p's work; otherwise it commits p's work, so a loop on it ends once the
+ * work runs.  RIG_ELOST as rig_point_wait. */
+rig_status_t rig_point_reached(rig_point_t p, bool *out);
+
+/* ------------------------------------------------------------------------ */
+/* Buffers                                                                   */
+
+/* The kinds of a device's memory that rig_buffer_create allocates. */
+typedef enum rig_memory {
+  RIG_MEMORY_DEVICE = 0, /* the device's own memory                     */
+  RIG_MEMORY_PINNED = 1, /* page-locked host memory the device addresses */
+  RIG_MEMORY_MAPPED = 2, /* the device's memory in a host-visible window */
+} rig_memory_t;
+
+/* What a buffer admits; what a host access waits for. */
+typedef enum rig_access {
+  RIG_ACCESS_READ = 1,
+  RIG_ACCESS_READ_WRITE = 3,
+} rig_access_t;
+
+/* The bytes of a word, the unit in which rig orders memory. */
+#define RIG_WORD_BYTES 4
+/* RIG_WORD_BYTES.  Takes no lock. */
+int rig_word(void);
+
+/* *out is a buffer of n new bytes of d's memory of kind memory, with
+ * unspecified contents and empty stamps.  An empty buffer allocates
+ * nothing.  A non-empty one starts on d's alignment and its memory runs on
+ * to whole words.  A host buffer of at least 64 KiB and four pages starts
+ * on a page; a smaller one of at least 128 bytes on 128 bytes.  Mapped
+ * falls back to Pinned where d has no window, or to Device memory on a
+ * device whose memory the host addresses, without freeing the cache.
+ * RIG_EINVAL if n < 0, if memory is Pinned and the host addresses d's
+ * memory, or d is NULL; RIG_ELOST if d is lost or faults; RIG_ENOMEM if d
+ * cannot provide the bytes after reclamation. */
+rig_status_t rig_buffer_create(rig_device_t *d, int64_t n, rig_memory_t memory,
+                               rig_buffer_t **out);
+
+/* *out is a new host buffer holding a copy of the n bytes at s. */
+rig_status_t rig_buffer_of_bytes(const void *s, int64_t n, rig_buffer_t **out);
+
+/* Called once when rig lets go of caller memory (rig_buffer_of_memory). */
+typedef void (*rig_release_fn)(void *context);
+
+/* *out is a buffer on the host over the caller's n bytes at p, without a
+ * copy (the spec's of_bigarray).  rig calls release(context), if release is
+ * not NULL, once no buffer over the memory remains.  The memory is outside
+ * the claims; each call makes a new allocation with stamps of its own, even
+ * over bytes another call wraps.  RIG_EINVAL if n < 0 or p is NULL with
+ * n > 0. */
+rig_status_t rig_buffer_of_memory(void *p, int64_t n, rig_release_fn release,
+                                  void *context, rig_buffer_t **out);
+
+/* *out is the length bytes of b from its byte first on, in b's memory and
+ * on b's device.  Takes no lock.  RIG_EINVAL if b is dead, first or length
+ * is negative, or the bytes do not lie inside b's. */
+rig_status_t rig_buffer_view(rig_buffer_t *b, int64_t first, int64_t length,
+                             rig_buffer_t **out);
+
+/* *out is a buffer on d over b's bytes, without a copy, or NULL (with
+ * RIG_OK) if d cannot map b's memory (rig_reaches) or its driver never maps
+ * it; host memory off a page does not borrow on a driver's device.  *out
+ * is a new reference to b itself when b is on d.  The borrow shares b's
+ * memory, stamps and claims, and keeps it alive; the borrowing device's
+ * mapping of the allocation is made by the first borrow that needs it and
+ * shared by every live borrow on that device.  Empty memory borrows on
+ * every device of its machine.  RIG_EINVAL if b is dead; RIG_ELOST if d is
+ * lost or faults; RIG_ENOMEM if d's driver has no room for the mapping. */
+rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b,
+                               rig_buffer_t **out);
+
+/* Adds a reference to b; returns b.  Takes no lock. */
+rig_buffer_t *rig_buffer_ref(rig_buffer_t *b);
+/* Releases the caller's reference to b.  Once no buffer, borrow, view or
+ * exported array over an allocation remains, the allocation is collected:
+ * it waits for every point of its stamps, then enters its device's cache.
+ * NULL is ignored. */
+void rig_buffer_unref(rig_buffer_t *b);
+
+/* Properties: they answer for every buffer, a dead one included, and take
+ * no lock. */
+
+/* The device b is on: the one create or borrow made it on, the host for
+ * of_bytes and of_memory, the viewed buffer's for a view. */
+rig_device_t *rig_buffer_device(const rig_buffer_t *b);
+/* b's length in bytes. */
+int64_t rig_buffer_bytes(const rig_buffer_t *b);
+/* True iff b lies over memory that something other than b's device holds:
+ * caller memory (of_memory) or another device's memory (borrow). */
+bool rig_buffer_is_borrowed(const rig_buffer_t *b);
+/* True iff b's bytes are all of its memory. */
+bool rig_buffer_spans(const rig_buffer_t *b);
+/* The access b admits, which its views and borrows admit too. */
+rig_access_t rig_buffer_access(const rig_buffer_t *b);
+/* The reason b is dead, or NULL while it is live. */
+const char *rig_buffer_dead(const rig_buffer_t *b);
+/* The host address of b's first byte where the host addresses b's memory
+ * (host memory, a borrow on the host, a memory device's memory), else
+ * NULL.  Valid while b lives. */
+void *rig_buffer_host(const rig_buffer_t *b);
+/* Where b's bytes lie: *offset is b's first byte in its allocation,
+ * *allocation_bytes the allocation's length. */
+void rig_buffer_span(const rig_buffer_t *b, int64_t *offset,
+                     int64_t *allocation_bytes);
+
+/* *out is true iff the address `at` bytes past b's first byte, in the
+ * addresses of b's device's work, is a multiple of n: arithmetic, defined
+ * for every at.  Handle-only memory answers from its offset in its
+ * allocation for n up to its device's alignment.  RIG_EINVAL if b is dead,
+ * n is not a positive power of two, or b is handle-only and n exceeds that
+ * alignment. */
+rig_status_t rig_buffer_aligned(const rig_buffer_t *b, int64_t at, int64_t n,
+                                bool *out);
+
+/* *handle is the driver's object for b's memory and *offset the byte of it
+ * b starts at; 0 for an empty buffer create made on a driver's device.
+ * RIG_EINVAL if b is dead or is host memory. */
+rig_status_t rig_buffer_handle(const rig_buffer_t *b, uint64_t *handle,
+                               int64_t *offset);
+
+/* True iff a and b hold bytes of one word of one allocation, so rig orders
+ * them as one.  Takes no lock. */
+bool rig_buffer_overlaps(const rig_buffer_t *a, const rig_buffer_t *b);
+/* True iff a and b hold a common byte of one allocation. */
+bool rig_buffer_share_byte(const rig_buffer_t *a, const rig_buffer_t *b);
+
+/* ------------------------------------------------------------------------ */
+/* Host access                                                               */
+
+/* The function a host access calls on the bytes: n bytes at bytes.  A
+ * non-zero return ends the access with RIG_ECALLBACK, the value readable
+ * with rig_error_code. */
+typedef int (*rig_access_fn)(void *bytes, int64_t n, void *context);
+
+/* Calls f on b's bytes in place, once every device's last write of b's
+ * memory is done, holding a read claim on the memory until f returns.  f
+ * must not write the bytes nor keep them.  Takes no value and adds no
+ * point.  An empty buffer gives an empty range whatever its memory.
+ * RIG_EINVAL if b is dead, its length is not a multiple of elem_size, the
+ * host does not address its bytes, they do not start on a multiple of
+ * elem_size, or a claim holds the memory exclusive; RIG_ELOST where Memory
+ * after a loss says. */
+rig_status_t rig_buffer_read(rig_buffer_t *b, int64_t elem_size, rig_access_fn f,
+                             void *context);
+/* As rig_buffer_read, once every use of b's memory is done; f may write
+ * the bytes, and work submitted after the call returns sees its writes.
+ * RIG_EINVAL also if b admits only Read. */
+rig_status_t rig_buffer_write(rig_buffer_t *b, int64_t elem_size,
+                              rig_access_fn f, void *context);
+
+/* Returns once the work a host access of kind access must follow is done:
+ * for Read every device's last write of b's memory, for Read_write every
+ * use of it.  Takes no claim.  Does not wait for unordered work.
+ * RIG_EINVAL if b is dead; RIG_ELOST where Memory after a loss says, before
+ * it waits on any device if the loss came first; RIG_EINTR on interrupt. */
+rig_status_t rig_buffer_wait(rig_buffer_t *b, rig_access_t access);
+/* *out is true iff rig_buffer_wait would not block; otherwise commits that
+ * work.  Errors as rig_buffer_wait. */
+rig_status_t rig_buffer_reached(rig_buffer_t *b, rig_access_t access,
+                                bool *out);
+
+/* *out is b's bytes for good, once every use of b's memory is done, for
+ * code that keeps them.  The array keeps the memory alive until released
+ * (rig_export_unref); from then on the memory is outside the claims, and
+ * the caller orders access through the array.  RIG_EINVAL as
+ * rig_buffer_write (but for Read buffers), and if b's memory is not the
+ * host's (made by create on the host, of_bytes or of_memory). */
+rig_status_t rig_buffer_export(rig_buffer_t *b, int64_t elem_size,
+                               rig_export_t **out);
+/* The exported bytes; *n (if not NULL) receives their length.  Takes no
+ * lock. */
+void *rig_export_bytes(const rig_export_t *e, int64_t *n);
+/* Releases an exported array.  NULL is ignored. */
+void rig_export_unref(rig_export_t *e);
+
+/* ------------------------------------------------------------------------ */
+/* Copying                                                                   */
+
+/* rows rows of width bytes; row i starts at src_offset + i * src_pitch in
+ * the source and dst_offset + i * dst_pitch in the destination.  A box
+ * fits when its fields are non-negative, each pitch is at least width and,
+ * if it has bytes, its last row ends within each side (computed without
+ * overflow). */
+typedef struct rig_box {
+  int64_t src_offset;
+  int64_t dst_offset;
+  int64_t width;
+  int64_t rows;
+  int64_t src_pitch;
+  int64_t dst_pitch;
+} rig_box_t;
+
+/* The box of one row of n bytes at src_offset and dst_offset, pitches n. */
+rig_box_t rig_row(int64_t src_offset, int64_t dst_offset, int64_t n);
+
+/* Copies each box's bytes from src into dst, box after box (a byte two
+ * boxes write holds the later box's), ordered as work that reads src and
+ * writes dst, after the points of waits (nwaits of them, waits may be NULL
+ * when nwaits is 0).  *out is a point reached once every byte is there.
+ * Where the host addresses both sides it copies before returning and *out
+ * is a reached host point; where a device copies directly the call returns
+ * once the work is queued; through staging memory, once the host's
+ * transfers are done.  Holds a read claim on both sides until it returns.
+ * RIG_EINVAL if a side is dead or NULL, they share a byte, a box does not
+ * fit, dst admits only Read, a side is held exclusive, or no device can
+ * copy between the sides; RIG_ELOST if a device that runs a transfer is
+ * lost, or a point of waits is a lost device's that it never reached;
+ * RIG_ENOMEM if staging memory cannot be had. */
+rig_status_t rig_buffer_submit_copy(rig_buffer_t *src, rig_buffer_t *dst,
+                                    const rig_box_t *boxes, size_t nboxes,
+                                    const rig_point_t *waits, size_t nwaits,
+                                    rig_point_t *out);
+/* Copies src's bytes into dst and returns once they are there.  RIG_EINVAL
+ * also if the lengths differ; otherwise as rig_buffer_submit_copy, and
+ * RIG_ELOST if the copy is lost during the wait. */
+rig_status_t rig_buffer_copy(rig_buffer_t *src, rig_buffer_t *dst);
+
+/* Sets every byte of b to c after the points of waits; *out is reached once
+ * they are set.  The host sets them where it addresses b; otherwise the
+ * copy engine of b's device, reading no memory.  RIG_EINVAL if b is dead
+ * or NULL, admits only Read, is held exclusive, or has bytes that neither
+ * the host nor a device can set; RIG_ELOST as rig_buffer_submit_copy. */
+rig_status_t rig_buffer_submit_fill(rig_buffer_t *b, uint8_t c,
+                                    const rig_point_t *waits, size_t nwaits,
+                                    rig_point_t *out);
+/* Sets every byte of b to c and returns once they are set. */
+rig_status_t rig_buffer_fill(rig_buffer_t *b, uint8_t c);
+
+/* Copies the n bytes of s (of length s_len) from s_first into b from its
+ * byte b_first, and returns once they are there.  RIG_EINVAL if a range is
+ * not valid, b is dead or admits only Read; otherwise as rig_buffer_copy. */
+rig_status_t rig_buffer_blit_from_bytes(const void *s, int64_t s_len,
+                                        int64_t s_first, rig_buffer_t *b,
+                                        int64_t b_first, int64_t n);
+/* Copies the n bytes of b from its byte b_first into s (of length s_len)
+ * from s_first, and returns once they are there.  RIG_EINVAL if a range is
+ * not valid or b is dead; otherwise as rig_buffer_copy. */
+rig_status_t rig_buffer_blit_to_bytes(rig_buffer_t *b, int64_t b_first,
+                                      void *s, int64_t s_len, int64_t s_first,
+                                      int64_t n);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIG_RIG_H */

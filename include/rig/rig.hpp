@@ -1,0 +1,369 @@
+/* rig.hpp: a header-only C++20 wrapper over rig.h.
+ *
+ * Each call does what the rig.h function it names does, with the same rules;
+ * read rig.h for them.  What the wrapper adds:
+ *  - a failed call throws rig::error, which keeps the status, the message of
+ *    rig_last_error() and, where rig.h sets them, the device, the bytes and
+ *    the code of the failure;
+ *  - rig::buffer owns one reference to a buffer (copy = rig_buffer_ref,
+ *    destruction = rig_buffer_unref);
+ *  - host access takes any callable over std::span; an exception it throws
+ *    never crosses the C boundary: rig sees a non-zero return (RIG_ECALLBACK)
+ *    and the wrapper rethrows the exception once rig has returned.
+ * Devices are never freed (rig.h), so rig::device is a plain, non-owning
+ * handle.
+ */
+#ifndef RIG_RIG_HPP
+#define RIG_RIG_HPP
+
+#include <rig/rig.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace rig {
+
+class device;
+
+/* A failed rig call: status() is its rig_status_t, what() its message. */
+class error : public std::runtime_error {
+ public:
+  /* Captures the thread's error state (rig_last_error and the rest); call it
+   * right after the failed call, before any other call into rig. */
+  explicit error(rig_status_t status)
+      : std::runtime_error(message_of(status)),
+        status_(status),
+        device_(rig_error_device()),
+        bytes_(rig_error_bytes()),
+        code_(rig_error_code()) {}
+
+  rig_status_t status() const noexcept { return status_; }
+  /* "RIG_EINVAL", ... (rig_status_name). */
+  const char *status_name() const noexcept { return rig_status_name(status_); }
+  /* rig_error_device: the device of a RIG_ELOST or RIG_ENOMEM, else null. */
+  rig_device_t *device() const noexcept { return device_; }
+  /* rig_error_bytes: the bytes a RIG_ENOMEM could not allocate, else 0. */
+  int64_t bytes() const noexcept { return bytes_; }
+  /* rig_error_code: the callback's return or the errno of a RIG_EIO. */
+  int code() const noexcept { return code_; }
+
+ private:
+  static std::string message_of(rig_status_t status) {
+    const char *message = rig_last_error();
+    return message && *message ? message : rig_status_name(status);
+  }
+
+  rig_status_t status_;
+  rig_device_t *device_;
+  int64_t bytes_;
+  int code_;
+};
+
+/* Throws rig::error unless status is RIG_OK. */
+inline void check(rig_status_t status) {
+  if (status != RIG_OK) throw error(status);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* A device (rig_device_t *).  Never owns: rig keeps every device record for
+ * the life of the process.  A default-constructed device is null. */
+class device {
+ public:
+  device() noexcept = default;
+  explicit device(rig_device_t *d) noexcept : d_(d) {}
+
+  /* rig_open; config is rig_open_options_t.config (may be null). */
+  static device open(const char *name, const char *config = nullptr) {
+    rig_open_options_t opts{sizeof(rig_open_options_t), config};
+    rig_device_t *d = nullptr;
+    check(rig_open(name, &opts, &d));
+    return device(d);
+  }
+  /* rig_host. */
+  static device host() noexcept { return device(rig_host()); }
+
+  rig_device_t *get() const noexcept { return d_; }
+  explicit operator bool() const noexcept { return d_ != nullptr; }
+
+  /* Properties (rig.h: they take no lock and answer for a lost device). */
+  const char *name() const noexcept { return rig_device_name(d_); }
+  const char *arch() const noexcept { return rig_device_arch(d_); }
+  const char *instruction_set() const noexcept { return rig_device_instruction_set(d_); }
+  /* Null where the device has no PCI function. */
+  const char *bus() const noexcept { return rig_device_bus(d_); }
+  bool runs_on_host() const noexcept { return rig_device_runs_on_host(d_); }
+  int64_t alignment() const noexcept { return rig_device_alignment(d_); }
+  int64_t cache_bytes() const noexcept { return rig_device_cache_bytes(d_); }
+  const void *capability(const char *key) const noexcept {
+    return rig_device_capability(d_, key);
+  }
+  bool reaches(device other) const noexcept { return rig_reaches(d_, other.d_); }
+
+  /* Timeline. */
+  uint64_t submitted() const noexcept { return rig_submitted(d_); }
+  uint64_t signaled() const {
+    uint64_t value = 0;
+    check(rig_signaled(d_, &value));
+    return value;
+  }
+  /* The reason the device is lost, or null while it is live. */
+  const char *lost() const noexcept { return rig_lost(d_); }
+  /* rig_close: ends the device for every opener of its name. */
+  void close() const { check(rig_close(d_)); }
+
+  /* Budget. */
+  int64_t budget() const noexcept { return rig_budget(d_); }
+  int64_t allocated() const noexcept { return rig_allocated(d_); }
+  void set_budget(int64_t n) const { check(rig_set_budget(d_, n)); }
+  void free_cache() const { check(rig_free_cache(d_)); }
+
+  /* rig_device_equal: a reopened name is another device. */
+  friend bool operator==(device a, device b) noexcept {
+    return rig_device_equal(a.d_, b.d_);
+  }
+
+ private:
+  rig_device_t *d_ = nullptr;
+};
+
+/* ------------------------------------------------------------------------ */
+
+/* A point (rig_point_t): plain data, copied freely.  Laid out as a
+ * rig_point_t, so a span of points passes to rig as an array of them. */
+class point {
+ public:
+  point() noexcept = default;
+  explicit point(rig_point_t p) noexcept : p_(p) {}
+  /* rig_point_make; value at most RIG_POINT_VALUE_MAX. */
+  point(rig::device d, uint64_t value) noexcept : p_(rig_point_make(d.get(), value)) {}
+
+  rig_point_t get() const noexcept { return p_; }
+  /* Null once a later device took the point's slot (rig_point_device). */
+  rig::device device() const noexcept { return rig::device(rig_point_device(p_)); }
+  uint64_t value() const noexcept { return rig_point_value(p_); }
+
+  void wait() const { check(rig_point_wait(p_)); }
+  bool reached() const {
+    bool out = false;
+    check(rig_point_reached(p_, &out));
+    return out;
+  }
+
+ private:
+  rig_point_t p_{};
+};
+
+static_assert(std::is_standard_layout_v<point> && sizeof(point) == sizeof(rig_point_t),
+              "rig::point must be laid out as rig_point_t");
+
+namespace detail {
+
+inline const rig_point_t *points(std::span<const point> waits) noexcept {
+  return waits.empty() ? nullptr : reinterpret_cast<const rig_point_t *>(waits.data());
+}
+
+/* The context of one host access: the caller's callable and the exception
+ * it threw, if any, kept until rig has returned. */
+template <class F, class Byte>
+struct access_call {
+  F &f;
+  std::exception_ptr thrown;
+
+  static int trampoline(void *bytes, int64_t n, void *context) noexcept {
+    auto *call = static_cast<access_call *>(context);
+    try {
+      call->f(std::span<Byte>(static_cast<Byte *>(bytes), static_cast<size_t>(n)));
+      return 0;
+    } catch (...) {
+      call->thrown = std::current_exception();
+      return 1;
+    }
+  }
+};
+
+/* Runs access (rig_buffer_read or rig_buffer_write) with f over the bytes,
+ * then rethrows what f threw, else throws on a failed status. */
+template <class Byte, class F, class Access>
+void host_access(Access access, rig_buffer_t *b, int64_t elem_size, F &f) {
+  access_call<F, Byte> call{f, nullptr};
+  rig_status_t status = access(b, elem_size, &access_call<F, Byte>::trampoline, &call);
+  if (call.thrown) std::rethrow_exception(call.thrown);
+  check(status);
+}
+
+}  // namespace detail
+
+/* ------------------------------------------------------------------------ */
+
+/* Where a buffer's bytes lie in its allocation (rig_buffer_span). */
+struct buffer_span {
+  int64_t offset;
+  int64_t allocation_bytes;
+};
+
+/* The driver's object for a buffer's memory (rig_buffer_handle). */
+struct buffer_handle {
+  uint64_t handle;
+  int64_t offset;
+};
+
+/* Owns one reference to a buffer (rig_buffer_t *).  Copying adds a
+ * reference, destruction releases it, a moved-from buffer is null. */
+class buffer {
+ public:
+  buffer() noexcept = default;
+  /* Takes over the caller's reference to b (b may be null). */
+  static buffer adopt(rig_buffer_t *b) noexcept { return buffer(b); }
+
+  buffer(const buffer &other) noexcept
+      : b_(other.b_ ? rig_buffer_ref(other.b_) : nullptr) {}
+  buffer(buffer &&other) noexcept : b_(std::exchange(other.b_, nullptr)) {}
+  buffer &operator=(buffer other) noexcept {
+    std::swap(b_, other.b_);
+    return *this;
+  }
+  ~buffer() { rig_buffer_unref(b_); }
+
+  rig_buffer_t *get() const noexcept { return b_; }
+  /* Gives the reference up to the caller, leaving this buffer null. */
+  rig_buffer_t *release() noexcept { return std::exchange(b_, nullptr); }
+  explicit operator bool() const noexcept { return b_ != nullptr; }
+
+  /* rig_buffer_create. */
+  static buffer create(rig::device d, int64_t n, rig_memory_t memory = RIG_MEMORY_DEVICE) {
+    rig_buffer_t *b = nullptr;
+    check(rig_buffer_create(d.get(), n, memory, &b));
+    return buffer(b);
+  }
+  /* rig_buffer_of_bytes: a host buffer holding a copy of bytes. */
+  static buffer of_bytes(std::span<const std::byte> bytes) {
+    rig_buffer_t *b = nullptr;
+    check(rig_buffer_of_bytes(bytes.data(), static_cast<int64_t>(bytes.size()), &b));
+    return buffer(b);
+  }
+
+  /* rig_buffer_view. */
+  buffer view(int64_t first, int64_t length) const {
+    rig_buffer_t *v = nullptr;
+    check(rig_buffer_view(b_, first, length, &v));
+    return buffer(v);
+  }
+  /* rig_buffer_borrow: nullopt where d cannot map the memory. */
+  std::optional<buffer> borrow(rig::device d) const {
+    rig_buffer_t *out = nullptr;
+    check(rig_buffer_borrow(d.get(), b_, &out));
+    if (!out) return std::nullopt;
+    return buffer(out);
+  }
+
+  /* Properties (rig.h: they answer for a dead buffer too). */
+  rig::device device() const noexcept { return rig::device(rig_buffer_device(b_)); }
+  int64_t bytes() const noexcept { return rig_buffer_bytes(b_); }
+  bool is_borrowed() const noexcept { return rig_buffer_is_borrowed(b_); }
+  bool spans() const noexcept { return rig_buffer_spans(b_); }
+  rig_access_t access() const noexcept { return rig_buffer_access(b_); }
+  /* The reason the buffer is dead, or null while it is live. */
+  const char *dead() const noexcept { return rig_buffer_dead(b_); }
+  /* The host address of the first byte, or null where the host has none. */
+  void *host() const noexcept { return rig_buffer_host(b_); }
+  buffer_span span() const noexcept {
+    buffer_span s{0, 0};
+    rig_buffer_span(b_, &s.offset, &s.allocation_bytes);
+    return s;
+  }
+  bool aligned(int64_t at, int64_t n) const {
+    bool out = false;
+    check(rig_buffer_aligned(b_, at, n, &out));
+    return out;
+  }
+  buffer_handle handle() const {
+    buffer_handle h{0, 0};
+    check(rig_buffer_handle(b_, &h.handle, &h.offset));
+    return h;
+  }
+  bool overlaps(const buffer &other) const noexcept {
+    return rig_buffer_overlaps(b_, other.b_);
+  }
+  bool share_byte(const buffer &other) const noexcept {
+    return rig_buffer_share_byte(b_, other.b_);
+  }
+
+  /* rig_buffer_read: calls f(std::span<const std::byte>) on the bytes in
+   * place.  An exception f throws propagates once rig has returned. */
+  template <class F>
+  void read(F &&f, int64_t elem_size = 1) const {
+    detail::host_access<const std::byte>(rig_buffer_read, b_, elem_size, f);
+  }
+  /* rig_buffer_write: calls f(std::span<std::byte>) on the bytes in place. */
+  template <class F>
+  void write(F &&f, int64_t elem_size = 1) const {
+    detail::host_access<std::byte>(rig_buffer_write, b_, elem_size, f);
+  }
+
+  /* rig_buffer_wait / rig_buffer_reached. */
+  void wait(rig_access_t access = RIG_ACCESS_READ_WRITE) const {
+    check(rig_buffer_wait(b_, access));
+  }
+  bool reached(rig_access_t access = RIG_ACCESS_READ_WRITE) const {
+    bool out = false;
+    check(rig_buffer_reached(b_, access, &out));
+    return out;
+  }
+
+  /* rig_buffer_submit_fill / rig_buffer_fill. */
+  point submit_fill(uint8_t c, std::span<const point> waits = {}) const {
+    rig_point_t out{};
+    check(rig_buffer_submit_fill(b_, c, detail::points(waits), waits.size(), &out));
+    return point(out);
+  }
+  void fill(uint8_t c) const { check(rig_buffer_fill(b_, c)); }
+
+  /* rig_buffer_blit_from_bytes: all of s into this buffer from byte first. */
+  void blit_from(std::span<const std::byte> s, int64_t first = 0) const {
+    auto n = static_cast<int64_t>(s.size());
+    check(rig_buffer_blit_from_bytes(s.data(), n, 0, b_, first, n));
+  }
+  /* rig_buffer_blit_to_bytes: s.size() bytes of this buffer from byte first
+   * into s. */
+  void blit_to(std::span<std::byte> s, int64_t first = 0) const {
+    auto n = static_cast<int64_t>(s.size());
+    check(rig_buffer_blit_to_bytes(b_, first, s.data(), n, 0, n));
+  }
+
+ private:
+  explicit buffer(rig_buffer_t *b) noexcept : b_(b) {}
+
+  rig_buffer_t *b_ = nullptr;
+};
+
+/* rig_row: one row of n bytes. */
+inline rig_box_t row(int64_t src_offset, int64_t dst_offset, int64_t n) noexcept {
+  return rig_row(src_offset, dst_offset, n);
+}
+
+/* rig_buffer_submit_copy: each box from src into dst after waits. */
+inline point submit_copy(const buffer &src, const buffer &dst,
+                         std::span<const rig_box_t> boxes,
+                         std::span<const point> waits = {}) {
+  rig_point_t out{};
+  check(rig_buffer_submit_copy(src.get(), dst.get(), boxes.data(), boxes.size(),
+                               detail::points(waits), waits.size(), &out));
+  return point(out);
+}
+
+/* rig_buffer_copy: all of src into dst (equal lengths), waited for. */
+inline void copy(const buffer &src, const buffer &dst) {
+  check(rig_buffer_copy(src.get(), dst.get()));
+}
+
+}  // namespace rig
+
+#endif /* RIG_RIG_HPP */

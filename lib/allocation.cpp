@@ -1,0 +1,380 @@
+#include "allocation.hpp"
+
+#include "registry.hpp"
+#include "staging.hpp"
+
+#include <algorithm>
+
+namespace rig {
+namespace {
+
+constexpr int64_t kWord = RIG_WORD_BYTES;
+constexpr int kRounds = 3;
+
+int64_t whole_words(int64_t n) { return (n + kWord - 1) / kWord * kWord; }
+
+// The bytes an allocation counts in its budget (rig.txt, Reclamation): its
+// whole words, and for a host buffer that starts on 128 bytes the C
+// library's 112 more.
+int64_t charge_of(rig_device_t *d, int64_t n) {
+  int64_t words = whole_words(n);
+  if (d->is_host && n >= 128 && !(n >= 65536 && n >= 4 * 4096)) return words + 112;
+  return words;
+}
+
+bool host_keeps(rig_device_t *d, const Allocation *a) {
+  // The host keeps collected buffers of 64 KiB or more, up to 32 MiB of them.
+  constexpr int64_t kKeepMin = 64 * 1024, kKeepMax = 32 * 1024 * 1024;
+  if (a->bytes < kKeepMin) return false;
+  int64_t kept = 0;
+  for (Allocation *c : d->cache) kept += c->charged;
+  return kept + a->charged <= kKeepMax;
+}
+
+void give_back(Allocation *a) {
+  rig_device_t *owner = a->owner;
+  {
+    // Mappings go back before the memory they map.
+    for (auto &m : a->mappings)
+      if (m->region) {
+        try {
+          driver_call(m->device, true, [&] { m->device->drv->free(m->region); });
+        } catch (...) {
+        }
+      }
+    a->mappings.clear();
+  }
+  if (a->region) {
+    try {
+      DriverCallMask mask;
+      owner->drv->free(a->region);
+    } catch (const std::exception &e) {
+      // A free that fails leaves the driver's state half changed.
+      owner->lose(e.what(), false);
+    }
+  }
+  if (a->release) a->release(a->release_context);
+  if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
+  owner->holdings.fetch_sub(1);
+  delete a;
+}
+
+// True iff every point of a's stamps is reached or, on a lost device,
+// reported: dropped values count for the return of memory.
+bool work_done(Allocation *a) {
+  Guard g(a->mu);
+  for (const Stamp &s : a->stamps)
+    if (s.device->read_word() < s.use) return false;
+  return true;
+}
+
+}  // namespace
+
+void dependencies(Allocation *a, bool write, rig_device_t *except, std::vector<Dependency> &out) {
+  if (a->owner->is_lost()) throw_lost(a->owner);
+  Guard g(a->mu);
+  for (const Stamp &s : a->stamps) {
+    rig_device_t *d = s.device;
+    if (d->is_lost()) {
+      uint64_t reached = d->reached_at_loss();
+      // A last write the lost device never reached poisons every use; a use
+      // it never reached poisons the uses that depend on every point until
+      // the device has stopped (Memory after a loss).
+      if (s.write > reached) throw_lost(d);
+      if (write && s.use > reached && !d->stopped()) throw_lost(d);
+      continue;
+    }
+    if (d == except) continue;
+    uint64_t v = write ? s.use : s.write;
+    if (v != 0 && d->reported.load(std::memory_order_acquire) < v) out.push_back({d, v});
+  }
+}
+
+void wait_all(const std::vector<Dependency> &deps) {
+  for (const Dependency &dep : deps) dep.device->wait(dep.value);
+}
+
+void add_stamp(Allocation *a, rig_device_t *d, uint64_t v, bool write) {
+  if (d->is_host) return;  // work on the host is done when it returns
+  Guard g(a->mu);
+  for (Stamp &s : a->stamps)
+    if (s.device == d) {
+      s.use = std::max(s.use, v);
+      if (write) s.write = std::max(s.write, v);
+      return;
+    }
+  a->stamps.push_back({d, write ? v : 0, v});
+}
+
+bool stamps_reached(Allocation *a, bool write) {
+  std::vector<Dependency> deps;
+  dependencies(a, write, nullptr, deps);
+  for (const Dependency &dep : deps)
+    if (!dep.device->reached(dep.value)) return false;
+  return true;
+}
+
+namespace {
+
+// One try of the driver, or of the cache, for n bytes of m.
+Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n, Memory m) {
+  int64_t charged = charge_of(budget_device == d ? d : budget_device, n);
+  {
+    Guard g(d->reclaim_mu);
+    for (auto it = d->cache.begin(); it != d->cache.end(); ++it)
+      if ((*it)->kind == m && (*it)->bytes == n) {
+        Allocation *a = *it;
+        d->cache.erase(it);
+        a->refs.store(1);
+        a->stamps.clear();
+        return a;
+      }
+  }
+  int64_t before = budget_device->allocated.fetch_add(charged);
+  if (before + charged > budget_device->budget.load()) {
+    budget_device->allocated.fetch_sub(charged);
+    return nullptr;
+  }
+  Region r = nullptr;
+  try {
+    r = driver_call(d, true, [&] { return d->drv->alloc(m, whole_words(n)); });
+  } catch (...) {
+    budget_device->allocated.fetch_sub(charged);
+    throw;
+  }
+  if (!r) {
+    budget_device->allocated.fetch_sub(charged);
+    return nullptr;
+  }
+  auto *a = new Allocation();
+  a->owner = d;
+  a->region = r;
+  a->loc = d->drv->locate(r);
+  a->bytes = n;
+  a->charged = charged;
+  a->charged_to = budget_device;
+  a->kind = m;
+  bool host_addressed = d->is_host || d->facts.host_addresses || m != Memory::Device;
+  a->host = host_addressed ? a->loc.address : nullptr;
+  a->host_paged = d->is_host || d->facts.runs_on_host;
+  d->holdings.fetch_add(1);
+  return a;
+}
+
+// A round of reclamation for the budget of budget_device.
+void reclaim_round(rig_device_t *budget_device, int round) {
+  if (round >= 1) release_idle_staging();
+  // Wait for the work that holds back collected memory, then free the cache.
+  std::vector<std::pair<rig_device_t *, uint64_t>> waits;
+  {
+    Guard g(budget_device->reclaim_mu);
+    for (Allocation *a : budget_device->collected)
+      for (const Stamp &s : a->stamps) waits.push_back({s.device, s.use});
+  }
+  for (auto &[dev, v] : waits) {
+    try {
+      dev->wait(v);
+    } catch (const Error &) {
+    }
+  }
+  free_cache(budget_device, 0);
+}
+
+}  // namespace
+
+Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {
+  require_live(d);
+  move_collected(d);
+  // Pinned memory counts in the host's budget.
+  auto budget_of = [&](Memory kind) { return kind == Memory::Pinned ? host() : d; };
+  rig_device_t *budget_device = budget_of(m);
+  int64_t charged = charge_of(budget_device == d ? d : budget_device, n);
+  if (!d->is_host && charged > budget_device->budget.load()) throw_no_memory(d, n);
+  if (Allocation *a = try_allocate(d, budget_device, n, m)) return a;
+  if (m == Memory::Mapped) {
+    // Mapped falls back, without freeing the cache, to the device's own
+    // memory where the host addresses it, else to Pinned memory.
+    Memory fallback = d->facts.host_addresses ? Memory::Device : Memory::Pinned;
+    if (Allocation *a = try_allocate(d, budget_of(fallback), n, fallback)) return a;
+  }
+  for (int round = 0; round < kRounds; round++) {
+    reclaim_round(budget_device, round);
+    if (budget_device != d) free_cache(d, 0);
+    require_live(d);
+    if (Allocation *a = try_allocate(d, budget_device, n, m)) return a;
+  }
+  throw_no_memory(d, n);
+}
+
+Allocation *wrap_caller_memory(void *p, int64_t n, rig_release_fn release, void *context) {
+  auto *a = new Allocation();
+  a->owner = host();
+  a->host = p;
+  a->loc.address = p;
+  a->bytes = n;
+  a->host_paged = true;
+  a->outside_claims = true;
+  a->release = release;
+  a->release_context = context;
+  a->owner->holdings.fetch_add(1);
+  return a;
+}
+
+Allocation *empty_allocation(rig_device_t *d) {
+  require_live(d);
+  auto *a = new Allocation();
+  a->owner = d;
+  a->host_paged = d->is_host || d->facts.runs_on_host;
+  d->holdings.fetch_add(1);
+  return a;
+}
+
+void ref(Allocation *a) { a->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void unref(Allocation *a) {
+  if (a->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  rig_device_t *d = a->owner;
+  {
+    Guard g(d->reclaim_mu);
+    d->collected.push_back(a);
+  }
+  move_collected(d);
+}
+
+Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
+  {
+    Guard g(a->mu);
+    for (auto &m : a->mappings)
+      if (m->device == d) {
+        m->borrows++;
+        return m.get();
+      }
+  }
+  auto m = std::make_unique<Mapping>();
+  m->device = d;
+  if (d->is_host || d->facts.runs_on_host) {
+    // The host and memory devices address host memory as it is.
+    m->loc.address = a->host;
+  } else if (a->host) {
+    // A device that maps host memory maps memory that starts on a page.
+    if (!d->facts.maps_host || reinterpret_cast<uintptr_t>(a->host) % 4096 != 0) return nullptr;
+    m->region = driver_call(d, true, [&] { return d->drv->map_host(a->host, whole_words(a->bytes)); });
+    if (!m->region) return nullptr;
+    m->loc = d->drv->locate(m->region);
+  } else {
+    rig_device_t *owner = a->owner;
+    if (owner->driver != d->driver || !d->drv->peer(*owner->drv)) return nullptr;
+    m->region = driver_call(d, true, [&] { return d->drv->map_peer(*owner->drv, a->region); });
+    if (!m->region) return nullptr;
+    m->loc = d->drv->locate(m->region);
+  }
+  Guard g(a->mu);
+  for (auto &other : a->mappings)
+    if (other->device == d) {
+      // Another thread mapped it meanwhile: keep theirs.
+      if (m->region) {
+        DriverCallMask mask;
+        d->drv->free(m->region);
+      }
+      other->borrows++;
+      return other.get();
+    }
+  m->borrows = 1;
+  a->mappings.push_back(std::move(m));
+  return a->mappings.back().get();
+}
+
+Mapping *copy_mapping(Allocation *a, rig_device_t *d) {
+  {
+    Guard g(a->mu);
+    for (auto &m : a->mappings)
+      if (m->device == d && m->kept) return m.get();
+  }
+  Mapping *m = hold_mapping(a, d);
+  if (!m) return nullptr;
+  Guard g(a->mu);
+  if (m->kept)
+    m->borrows--;  // another copy kept it meanwhile
+  else
+    m->kept = true;
+  return m;
+}
+
+void release_mapping(Allocation *a, Mapping *m) {
+  rig_device_t *d = m->device;
+  Region region = nullptr;
+  {
+    Guard g(a->mu);
+    if (--m->borrows > 0 || m->kept) return;
+    // The mapping goes back once the borrowing device has run the work
+    // submitted until now; until then the allocation's collection frees it.
+    if (!m->region || d->read_word() < d->submitted.load()) return;
+    if (d->is_lost() && !d->stopped()) return;
+    region = m->region;
+    for (auto it = a->mappings.begin(); it != a->mappings.end(); ++it)
+      if (it->get() == m) {
+        a->mappings.erase(it);
+        break;
+      }
+  }
+  try {
+    driver_call(d, true, [&] { d->drv->free(region); });
+  } catch (...) {
+  }
+}
+
+void move_collected(rig_device_t *d) {
+  std::vector<Allocation *> done;
+  {
+    Guard g(d->reclaim_mu);
+    if (d->collected.empty()) return;
+    // A lost device's memory returns only once it has stopped.
+    if (d->is_lost() && !d->stopped()) return;
+    auto keep = d->collected.begin();
+    for (Allocation *a : d->collected) {
+      if (work_done(a))
+        done.push_back(a);
+      else
+        *keep++ = a;
+    }
+    d->collected.erase(keep, d->collected.end());
+  }
+  for (Allocation *a : done) {
+    bool cache = a->region && !a->release && !d->is_lost() &&
+                 a->charged_to->allocated.load() <= a->charged_to->budget.load();
+    if (cache) {
+      Guard g(d->reclaim_mu);
+      if (!d->is_host || host_keeps(d, a)) {
+        d->cache.push_back(a);
+        continue;
+      }
+    }
+    give_back(a);
+  }
+  if (d->is_lost()) maybe_leave_slot(d);
+}
+
+void free_cache(rig_device_t *d, int64_t target) {
+  // The host's staging memory returns with the host's cache.
+  if (d->is_host) release_idle_staging();
+  move_collected(d);
+  for (;;) {
+    Allocation *a = nullptr;
+    {
+      Guard g(d->reclaim_mu);
+      if (d->cache.empty() || d->allocated.load() <= target) break;
+      a = d->cache.front();
+      d->cache.erase(d->cache.begin());
+    }
+    give_back(a);
+  }
+  if (d->is_lost()) maybe_leave_slot(d);
+}
+
+void reclaim_stopped(rig_device_t *d) {
+  if (!d->stopped()) return;
+  move_collected(d);
+  free_cache(d, 0);
+}
+
+}  // namespace rig

@@ -1,0 +1,95 @@
+// Allocations: the memory one create makes on a device, with its stamps
+// (per device, the points of its last write and last use), the mappings
+// other devices made of it, and its return once collected.
+#pragma once
+
+#include "device.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace rig {
+
+struct Stamp {
+  rig_device_t *device;
+  uint64_t write;  // the last value of device that wrote the memory, or 0
+  uint64_t use;    // the last value of device that used it (>= write)
+};
+
+// A device's mapping of an allocation, shared by every borrow on it.
+struct Mapping {
+  rig_device_t *device;
+  Region region;              // nullptr where the device needs no driver mapping
+  rig_edge_location_t loc;    // where byte 0 of the allocation lies for it
+  int64_t borrows = 0;        // live borrows holding it
+  bool kept = false;          // made or kept for copies: lasts until the memory returns
+};
+
+// A point a use of memory must follow.
+struct Dependency {
+  rig_device_t *device;
+  uint64_t value;
+};
+
+struct Allocation {
+  std::atomic<int64_t> refs{1};
+  rig_device_t *owner = nullptr;   // the device whose memory it is
+  Region region = nullptr;         // the owner driver's region
+  void *host = nullptr;            // host address of byte 0, if the host addresses it
+  rig_edge_location_t loc{};       // byte 0 for the owner's work
+  int64_t bytes = 0;               // as asked
+  int64_t charged = 0;             // bytes counted in charged_to's budget
+  rig_device_t *charged_to = nullptr;
+  Memory kind = Memory::Device;
+  bool host_paged = false;         // host, caller and memory-device memory
+  bool outside_claims = false;
+  rig_access_t access = RIG_ACCESS_READ_WRITE;
+  rig_release_fn release = nullptr;  // caller memory
+  void *release_context = nullptr;
+
+  Mutex mu;  // stamps and mappings
+  std::vector<Stamp> stamps;
+  std::vector<std::unique_ptr<Mapping>> mappings;
+};
+
+// The points a use must follow: a read follows every device's last write,
+// any other use every use.  Throws RIG_ELOST where Memory after a loss
+// says.  Points of `except` (the device that runs the use) are left out,
+// since its own order covers them.
+void dependencies(Allocation *a, bool write, rig_device_t *except, std::vector<Dependency> &out);
+// Waits on the host for each dependency.
+void wait_all(const std::vector<Dependency> &deps);
+// Records that (d, v) reads (write false) or writes the allocation.
+void add_stamp(Allocation *a, rig_device_t *d, uint64_t v, bool write);
+// True iff the host may use the memory without waiting.
+bool stamps_reached(Allocation *a, bool write);
+
+// Allocates n bytes of d's memory m (n > 0), reusing cached memory and
+// running the rounds of reclamation before answering RIG_ENOMEM.
+Allocation *allocate(rig_device_t *d, int64_t n, Memory m);
+// An allocation over the caller's memory on the host.
+Allocation *wrap_caller_memory(void *p, int64_t n, rig_release_fn release, void *context);
+// An empty allocation on d: allocates nothing.
+Allocation *empty_allocation(rig_device_t *d);
+
+void ref(Allocation *a);
+// Drops a reference; the last one collects the allocation.
+void unref(Allocation *a);
+
+// The mapping of a by d, made once (map_host or map_peer) and shared.
+// nullptr where d cannot map a's memory.
+Mapping *hold_mapping(Allocation *a, rig_device_t *d);
+void release_mapping(Allocation *a, Mapping *m);
+// The mapping through which d copies a's memory directly, made once and
+// kept until the memory returns; nullptr where d cannot map it.
+Mapping *copy_mapping(Allocation *a, rig_device_t *d);
+
+// Moves d's collected memory whose work is done to its cache or driver.
+void move_collected(rig_device_t *d);
+// free_cache: collected memory moved, then cached memory returned until d
+// holds at most target bytes.
+void free_cache(rig_device_t *d, int64_t target);
+// Returns the memory of a lost device that has stopped.
+void reclaim_stopped(rig_device_t *d);
+
+}  // namespace rig

@@ -1,0 +1,391 @@
+// Copying (rig-buffer.txt): copies by the host, by a device directly, and
+// through staging memory; fills; blits from and to the caller's bytes.
+#include "buffer.hpp"
+#include "registry.hpp"
+#include "staging.hpp"
+#include "work.hpp"
+
+#include <cstring>
+#include <optional>
+
+using namespace rig;
+
+namespace {
+
+bool box_fits(const rig_box_t &b, int64_t src_len, int64_t dst_len) {
+  if (b.src_offset < 0 || b.dst_offset < 0 || b.width < 0 || b.rows < 0 || b.src_pitch < 0 || b.dst_pitch < 0)
+    return false;
+  if (b.src_pitch < b.width || b.dst_pitch < b.width) return false;
+  if (b.width == 0 || b.rows == 0) return true;
+  // offset + (rows - 1) * pitch + width <= len, without overflow.
+  auto ends_within = [&](int64_t offset, int64_t pitch, int64_t len) {
+    int64_t room = len - offset;  // offset >= 0, len >= 0: no overflow
+    if (room < b.width) return false;
+    if (b.rows == 1) return true;
+    return (b.rows - 1) <= (room - b.width) / pitch;  // pitch >= width > 0
+  };
+  return ends_within(b.src_offset, b.src_pitch, src_len) && ends_within(b.dst_offset, b.dst_pitch, dst_len);
+}
+
+int64_t box_bytes(const rig_box_t &b) { return b.width * b.rows; }  // fits: no overflow
+
+// Splits a box into pieces of at most limit bytes: runs of whole rows where
+// a row fits, else pieces of one row.
+void split(const rig_box_t &b, int64_t limit, std::vector<rig_box_t> &out) {
+  if (b.width <= limit) {
+    int64_t rows_per = limit / b.width;
+    for (int64_t r = 0; r < b.rows; r += rows_per) {
+      int64_t rows = std::min(rows_per, b.rows - r);
+      out.push_back({b.src_offset + r * b.src_pitch, b.dst_offset + r * b.dst_pitch, b.width, rows, b.src_pitch,
+                     b.dst_pitch});
+    }
+    return;
+  }
+  for (int64_t r = 0; r < b.rows; r++)
+    for (int64_t x = 0; x < b.width; x += limit) {
+      int64_t w = std::min(limit, b.width - x);
+      out.push_back({b.src_offset + r * b.src_pitch + x, b.dst_offset + r * b.dst_pitch + x, w, 1, w, w});
+    }
+}
+
+rig_edge_location_t advance(rig_edge_location_t loc, int64_t bytes) {
+  if (loc.address)
+    loc.address = static_cast<char *>(loc.address) + bytes;
+  else
+    loc.offset += static_cast<uint64_t>(bytes);
+  return loc;
+}
+
+bool copies(const rig_device_t *x) {
+  return !x->is_host && !x->facts.runs_on_host && x->facts.copy_engine >= 0;
+}
+
+// Where side's bytes lie for x's copy engine when x reaches them directly:
+// memory on x (its own or a borrow on it), or memory the host does not
+// page that x maps (a peer's, another driver's host-addressed memory).
+std::optional<rig_edge_location_t> direct_location(rig_buffer_t *side, rig_device_t *x) {
+  if (side->device == x) return location_of(side);
+  Allocation *a = side->alloc;
+  if (a->owner == x) return advance(a->loc, side->offset);
+  if (a->host_paged) return std::nullopt;  // through a borrow that the copy names, or staging
+  Mapping *m = copy_mapping(a, x);
+  if (!m) return std::nullopt;
+  return advance(m->loc, side->offset);
+}
+
+// The device whose copy engine moves a side's bytes to or from staging.
+rig_device_t *engine_of(rig_buffer_t *side) {
+  if (copies(side->device)) return side->device;
+  if (copies(side->alloc->owner)) return side->alloc->owner;
+  return nullptr;
+}
+
+rig_edge_part_t copy_part(rig_device_t *x, rig_edge_location_t src, rig_edge_location_t dst, const rig_box_t &b) {
+  rig_edge_part_t p{};
+  p.kind = RIG_PART_COPY;
+  p.queue = static_cast<uint32_t>(x->facts.copy_engine);
+  p.u.copy = {advance(src, b.src_offset), advance(dst, b.dst_offset), static_cast<uint64_t>(b.width),
+              static_cast<uint64_t>(b.rows),  static_cast<uint64_t>(b.src_pitch),
+              static_cast<uint64_t>(b.dst_pitch)};
+  return p;
+}
+
+void host_copy_rows(const char *src, char *dst, const rig_box_t &b) {
+  for (int64_t r = 0; r < b.rows; r++)
+    std::memmove(dst + b.dst_offset + r * b.dst_pitch, src + b.src_offset + r * b.src_pitch,
+                 static_cast<size_t>(b.width));
+}
+
+rig_point_t host_point(uint64_t v) { return rig_point_make(host(), v); }
+
+struct Copy {
+  rig_buffer_t *src, *dst;
+  std::vector<rig_box_t> boxes;
+  const rig_point_t *waits;
+  size_t nwaits;
+
+  rig_point_t by_host() {
+    std::vector<Dependency> deps;
+    point_dependencies(waits, nwaits, deps);
+    dependencies(src->alloc, false, nullptr, deps);
+    dependencies(dst->alloc, true, nullptr, deps);
+    wait_all(deps);
+    auto *s = static_cast<const char *>(host_address(src));
+    auto *d = static_cast<char *>(host_address(dst));
+    for (const rig_box_t &b : boxes) host_copy_rows(s, d, b);
+    return host_point(host_value());
+  }
+
+  rig_point_t direct(rig_device_t *x, rig_edge_location_t s, rig_edge_location_t d) {
+    std::vector<rig_edge_part_t> parts;
+    // Parts on one queue run in order, so a byte two boxes write holds
+    // the later box's.
+    for (const rig_box_t &b : boxes) parts.push_back(copy_part(x, s, d, b));
+    uint64_t v = submit_work(x, parts, {{src->alloc, false}, {dst->alloc, true}}, waits, nwaits);
+    return rig_point_make(x, v);
+  }
+
+  // Host memory into x's memory: the host packs each piece's rows into
+  // staging, x copies them out.
+  rig_point_t stage_in(rig_device_t *x, rig_edge_location_t d) {
+    std::vector<Dependency> deps;
+    dependencies(src->alloc, false, nullptr, deps);
+    wait_all(deps);
+    auto *s = static_cast<const char *>(host_address(src));
+    uint64_t v = 0;
+    for (const rig_box_t &box : boxes) {
+      std::vector<rig_box_t> pieces;
+      split(box, kStagingBytes, pieces);
+      for (const rig_box_t &piece : pieces) {
+        StagingLease lease = take_host_written(box_bytes(piece));
+        struct Release {
+          StagingLease l;
+          ~Release() { release_staging(l); }
+        } release{lease};
+        char *stage = static_cast<char *>(lease.alloc->host) + lease.offset;
+        host_copy_rows(s, stage, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width});
+        Mapping *m = copy_mapping(lease.alloc, x);
+        if (!m) throw_invalid(x->name + " cannot map staging memory");
+        rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+        v = submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits,
+                        nwaits);
+      }
+    }
+    return rig_point_make(x, v);
+  }
+
+  // x's memory into host memory: x copies each piece into staging, the
+  // host unpacks it once that transfer is done.
+  rig_point_t stage_out(rig_device_t *x, rig_edge_location_t s) {
+    auto *d = static_cast<char *>(host_address(dst));
+    for (const rig_box_t &box : boxes) {
+      std::vector<rig_box_t> pieces;
+      split(box, kStagingBytes, pieces);
+      for (const rig_box_t &piece : pieces) {
+        StagingLease lease = take_device_written();
+        struct Release {
+          StagingLease l;
+          ~Release() { release_staging(l); }
+        } release{lease};
+        Mapping *m = copy_mapping(lease.alloc, x);
+        if (!m) throw_invalid(x->name + " cannot map staging memory");
+        rig_box_t moved{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
+        uint64_t v =
+            submit_work(x, {copy_part(x, s, m->loc, moved)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
+        x->wait(v);
+        std::vector<Dependency> deps;
+        dependencies(dst->alloc, true, nullptr, deps);
+        wait_all(deps);
+        const char *stage = static_cast<const char *>(lease.alloc->host) + lease.offset;
+        host_copy_rows(stage, d, {0, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch});
+      }
+    }
+    return host_point(host_value());
+  }
+
+  // Between devices that reach each other only through host memory: x
+  // copies into staging, y out of it after x's transfer.
+  rig_point_t stage_between(rig_device_t *x, rig_edge_location_t s, rig_device_t *y, rig_edge_location_t d) {
+    uint64_t v = 0;
+    for (const rig_box_t &box : boxes) {
+      std::vector<rig_box_t> pieces;
+      split(box, kStagingBytes, pieces);
+      for (const rig_box_t &piece : pieces) {
+        StagingLease lease = take_device_written();
+        struct Release {
+          StagingLease l;
+          ~Release() { release_staging(l); }
+        } release{lease};
+        Mapping *mx = copy_mapping(lease.alloc, x);
+        Mapping *my = copy_mapping(lease.alloc, y);
+        if (!mx || !my) throw_invalid("no device can copy between " + x->name + " and " + y->name);
+        rig_box_t in{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
+        submit_work(x, {copy_part(x, s, mx->loc, in)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
+        rig_box_t out{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+        v = submit_work(y, {copy_part(y, my->loc, d, out)}, {{lease.alloc, false}, {dst->alloc, true}}, nullptr, 0);
+      }
+    }
+    return rig_point_make(y, v);
+  }
+
+  rig_point_t run() {
+    if (host_address(src) && host_address(dst)) return by_host();
+    for (rig_device_t *x : {dst->device, src->device}) {
+      if (!copies(x)) continue;
+      auto s = direct_location(src, x);
+      auto d = s ? direct_location(dst, x) : std::nullopt;
+      if (s && d) return direct(x, *s, *d);
+    }
+    if (host_address(src) && !host_address(dst)) {
+      rig_device_t *x = engine_of(dst);
+      if (x) {
+        if (auto d = direct_location(dst, x)) return stage_in(x, *d);
+      }
+    } else if (!host_address(src) && host_address(dst)) {
+      rig_device_t *x = engine_of(src);
+      if (x) {
+        if (auto s = direct_location(src, x)) return stage_out(x, *s);
+      }
+    } else {
+      rig_device_t *x = engine_of(src), *y = engine_of(dst);
+      if (x && y) {
+        auto s = direct_location(src, x);
+        auto d = direct_location(dst, y);
+        if (s && d) return stage_between(x, *s, y, *d);
+      }
+    }
+    throw_invalid("no device can copy between " + src->device->name + " and " + dst->device->name);
+  }
+};
+
+void check_sides(rig_buffer_t *src, rig_buffer_t *dst) {
+  require_buffer(src, "the source");
+  require_buffer(dst, "the destination");
+  require(dst->alloc->access == RIG_ACCESS_READ_WRITE, "the destination admits only Read");
+  require(!rig_buffer_share_byte(src, dst), "the source and destination share a byte of memory");
+}
+
+rig_point_t submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *boxes, size_t nboxes,
+                        const rig_point_t *waits, size_t nwaits) {
+  refuse_inside_lock();
+  check_sides(src, dst);
+  require(boxes != nullptr || nboxes == 0, "boxes is NULL");
+  require(waits != nullptr || nwaits == 0, "waits is NULL");
+  Copy c{src, dst, {}, waits, nwaits};
+  int64_t bytes = 0;
+  for (size_t i = 0; i < nboxes; i++) {
+    if (!box_fits(boxes[i], src->length, dst->length)) throw_invalid("box " + std::to_string(i) + " does not fit the source and destination");
+    if (box_bytes(boxes[i]) > 0) {
+      c.boxes.push_back(boxes[i]);
+      bytes += box_bytes(boxes[i]);
+    }
+  }
+  for (rig_buffer_t *b : {src, dst}) require_live(b->device);
+  if (bytes == 0) {
+    std::vector<Dependency> deps;
+    point_dependencies(waits, nwaits, deps);
+    wait_all(deps);
+    return host_point(host()->submitted.load());
+  }
+  return c.run();
+}
+
+rig_point_t submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_t nwaits) {
+  refuse_inside_lock();
+  require_buffer(b, "the buffer");
+  require(b->alloc->access == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
+  require(waits != nullptr || nwaits == 0, "waits is NULL");
+  require_live(b->device);
+  if (b->length == 0 || host_address(b)) {
+    std::vector<Dependency> deps;
+    point_dependencies(waits, nwaits, deps);
+    dependencies(b->alloc, true, nullptr, deps);
+    wait_all(deps);
+    if (b->length == 0) return host_point(host()->submitted.load());
+    std::memset(host_address(b), c, static_cast<size_t>(b->length));
+    return host_point(host_value());
+  }
+  // The copy engine of b's device, or of the device whose memory a borrow
+  // on a device that runs no copy borrows.
+  rig_device_t *x = engine_of(b);
+  if (!x) throw_invalid("no device can set the bytes of " + b->device->name + "'s buffer");
+  auto loc = direct_location(b, x);
+  if (!loc) throw_invalid("no device can set the bytes of " + b->device->name + "'s buffer");
+  rig_edge_part_t p{};
+  p.kind = RIG_PART_FILL;
+  p.queue = static_cast<uint32_t>(x->facts.copy_engine);
+  p.u.fill = {*loc, static_cast<uint64_t>(b->length), c};
+  return rig_point_make(x, submit_work(x, {p}, {{b->alloc, true}}, waits, nwaits));
+}
+
+void wait_point(rig_point_t p) {
+  uint64_t value = p.bits & kValueMax;
+  if (rig_device_t *d = device_of_value(static_cast<uint16_t>(p.bits >> kValueBits), value)) d->wait(value);
+}
+
+// A host buffer over the caller's bytes for the length of one call.
+struct CallerBytes {
+  rig_buffer_t *b = nullptr;
+  CallerBytes(const void *s, int64_t n) {
+    if (rig_buffer_of_memory(const_cast<void *>(s), n, nullptr, nullptr, &b) != RIG_OK) throw_invalid(rig_last_error());
+  }
+  ~CallerBytes() { rig_buffer_unref(b); }
+};
+
+bool range_valid(int64_t len, int64_t first, int64_t n) {
+  return first >= 0 && n >= 0 && first <= len && n <= len - first;
+}
+
+}  // namespace
+
+extern "C" {
+
+rig_box_t rig_row(int64_t src_offset, int64_t dst_offset, int64_t n) {
+  return rig_box_t{src_offset, dst_offset, n, 1, n, n};
+}
+
+rig_status_t rig_buffer_submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *boxes, size_t nboxes,
+                                    const rig_point_t *waits, size_t nwaits, rig_point_t *out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = submit_copy(src, dst, boxes, nboxes, waits, nwaits);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_copy(rig_buffer_t *src, rig_buffer_t *dst) {
+  RIG_API_CALL({
+    check_sides(src, dst);
+    require(src->length == dst->length, "the source and destination differ in length");
+    rig_box_t row = rig_row(0, 0, src->length);
+    wait_point(submit_copy(src, dst, &row, 1, nullptr, 0));
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_t nwaits,
+                                    rig_point_t *out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = submit_fill(b, c, waits, nwaits);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_fill(rig_buffer_t *b, uint8_t c) {
+  RIG_API_CALL({
+    wait_point(submit_fill(b, c, nullptr, 0));
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_blit_from_bytes(const void *s, int64_t s_len, int64_t s_first, rig_buffer_t *b,
+                                        int64_t b_first, int64_t n) {
+  RIG_API_CALL({
+    require_buffer(b, "the buffer");
+    require(s != nullptr || s_len == 0, "the bytes are NULL");
+    require(s_len >= 0 && range_valid(s_len, s_first, n), "the range of the bytes is not valid");
+    require(range_valid(b->length, b_first, n), "the range of the buffer is not valid");
+    require(b->alloc->access == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
+    CallerBytes from(s, s_len);
+    rig_box_t row = rig_row(s_first, b_first, n);
+    wait_point(submit_copy(from.b, b, &row, 1, nullptr, 0));
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_blit_to_bytes(rig_buffer_t *b, int64_t b_first, void *s, int64_t s_len, int64_t s_first,
+                                      int64_t n) {
+  RIG_API_CALL({
+    require_buffer(b, "the buffer");
+    require(s != nullptr || s_len == 0, "the bytes are NULL");
+    require(s_len >= 0 && range_valid(s_len, s_first, n), "the range of the bytes is not valid");
+    require(range_valid(b->length, b_first, n), "the range of the buffer is not valid");
+    CallerBytes to(s, s_len);
+    rig_box_t row = rig_row(b_first, s_first, n);
+    wait_point(submit_copy(b, to.b, &row, 1, nullptr, 0));
+    return RIG_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,181 @@
+#include "device.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+using rig::Guard;
+
+namespace rig {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace rig
+
+const std::string &rig_device::lost_reason() const {
+  static const std::string none;
+  const std::string *why = lost_.load(std::memory_order_acquire);
+  return why ? *why : none;
+}
+
+bool rig_device::lose(const std::string &why, bool fault) {
+  if (is_host) return false;
+  // Values the device reached until now stay reached; later ones are
+  // dropped.  The word is read before the reason is published, so a
+  // reader that sees the reason sees reached_at_loss_.
+  uint64_t reached = reported.load(std::memory_order_acquire);
+  if (!facts.own_word && facts.word) reached = std::max(reached, facts.word->load(std::memory_order_acquire));
+  static const std::string out_of_memory = "out of memory";
+  const std::string *reason = &out_of_memory;
+  try {
+    reason = new std::string(why);
+  } catch (...) {
+  }
+  {
+    std::lock_guard<std::mutex> g(stop_mu_);
+    if (lost_.load(std::memory_order_relaxed)) {
+      if (reason != &out_of_memory) delete reason;
+      return false;
+    }
+    reached_at_loss_ = std::min(reached, submitted.load(std::memory_order_acquire));
+    lost_by_fault_ = fault;
+    stop_state_.store(kStopOwed, std::memory_order_release);
+    lost_.store(reason, std::memory_order_release);
+  }
+  return true;
+}
+
+uint64_t rig_device::read_word() {
+  uint64_t w;
+  if (facts.own_word) {
+    // A lost device's own word is read only once its stop has returned.
+    if (is_lost() && !stop_returned()) return reported.load(std::memory_order_acquire);
+    w = drv->signaled();
+  } else {
+    w = facts.word->load(std::memory_order_acquire);
+  }
+  uint64_t seen = reported.load(std::memory_order_relaxed);
+  while (w > seen && !reported.compare_exchange_weak(seen, w, std::memory_order_acq_rel)) {
+  }
+  return std::max(w, seen);
+}
+
+bool rig_device::reached(uint64_t value) {
+  if (is_lost()) {
+    if (value <= reached_at_loss_) return true;
+    rig::throw_lost(this);
+  }
+  if (reported.load(std::memory_order_acquire) >= value) return true;
+  if (read_word() >= value) {
+    // Lost meanwhile: the value counts only if it was reached at the loss.
+    if (is_lost() && value > reached_at_loss_) rig::throw_lost(this);
+    return true;
+  }
+  return false;
+}
+
+void rig_device::commit_to(uint64_t value) {
+  if (committed.load(std::memory_order_acquire) >= value) return;
+  Guard g(submit_mu);
+  uint64_t last = submitted.load(std::memory_order_acquire);
+  if (committed.load(std::memory_order_relaxed) >= std::min(value, last) || is_lost()) return;
+  try {
+    rig::DriverCallMask mask;
+    if (facts.may_block) enter_call();
+    struct Leave {
+      rig_device *d;
+      bool counted;
+      ~Leave() {
+        if (counted) d->leave_call();
+      }
+    } leave{this, facts.may_block};
+    drv->commit(last);
+  } catch (const std::exception &e) {
+    lose(e.what(), true);
+    rig::throw_lost(this);
+  }
+  committed.store(last, std::memory_order_release);
+}
+
+void rig_device::check_hang(uint64_t word) {
+  if (!facts.hang_ms) return;
+  Guard g(hang_mu_);
+  int64_t now = rig::now_ns();
+  bool idle = word >= committed.load(std::memory_order_acquire);
+  if (clock_start_ns_ == 0 || word != clock_value_ || idle) {
+    clock_start_ns_ = now;
+    clock_value_ = word;
+    return;
+  }
+  if (now - clock_start_ns_ > *facts.hang_ms * 1000000) {
+    lose("no progress for " + std::to_string(*facts.hang_ms) + " ms", true);
+  }
+}
+
+void rig_device::wait(uint64_t value) {
+  if (reached(value)) return;
+  commit_to(value);
+  for (;;) {
+    uint64_t word = read_word();
+    if (reached(value)) return;
+    check_hang(word);
+    if (reached(value)) return;
+    rig::check_interrupt();
+    int64_t still_ms = 200;
+    if (facts.hang_ms) still_ms = std::min<int64_t>(still_ms, std::max<int64_t>(1, *facts.hang_ms / 4));
+    try {
+      rig::driver_call(this, false, [&] { drv->sleep(word, still_ms); });
+    } catch (const rig::Error &) {
+      throw;
+    } catch (const std::exception &) {
+      // An exception other than a fault from sleep loses nothing: read the
+      // word again (DRV-84).
+    }
+  }
+}
+
+void rig_device::enter_call() {
+  std::lock_guard<std::mutex> g(stop_mu_);
+  in_flight_++;
+}
+
+void rig_device::leave_call() {
+  std::lock_guard<std::mutex> g(stop_mu_);
+  if (--in_flight_ == 0) stop_cv_.notify_all();
+}
+
+void rig_device::stop() {
+  std::unique_lock<std::mutex> g(stop_mu_);
+  int state = stop_state_.load(std::memory_order_acquire);
+  if (state == kStopNone || state == kStopDone) return;
+  if (state == kStopRunning) {
+    stop_cv_.wait(g, [&] { return stop_state_.load() == kStopDone; });
+    return;
+  }
+  stop_state_.store(kStopRunning, std::memory_order_release);
+  stop_cv_.wait(g, [&] { return in_flight_ == 0; });
+  std::optional<std::string> fault;
+  if (lost_by_fault_) fault = lost_reason();
+  g.unlock();
+  try {
+    rig::DriverCallMask mask;
+    drv->stop(fault, submitted.load(std::memory_order_acquire));
+  } catch (...) {
+    // The stop returned (by raising): mark it done, then answer its error.
+    g.lock();
+    stop_state_.store(kStopDone, std::memory_order_release);
+    stop_cv_.notify_all();
+    throw;
+  }
+  g.lock();
+  stop_state_.store(kStopDone, std::memory_order_release);
+  stop_cv_.notify_all();
+}
+
+bool rig_device::stopped() {
+  if (!stop_returned()) return false;
+  return read_word() >= submitted.load(std::memory_order_acquire);
+}

@@ -1,0 +1,140 @@
+// The record of an open device: its properties, its timeline and the
+// reason it was lost.  Records live for the rest of the process, so a
+// rig_device_t pointer never dangles and a point can always name one.
+#pragma once
+
+#include "driver.hpp"
+#include "errors.hpp"
+#include "locks.hpp"
+
+#include <rig/rig.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rig {
+struct Allocation;
+}
+
+struct rig_device {
+  // Properties, set at open and never changed.
+  std::string name;
+  rig::Driver *driver = nullptr;
+  rig::Facts facts;
+  std::string arch;
+  std::string instruction_set;
+  bool is_host = false;
+  uint16_t slot = 0;
+  uint64_t start = 0;  // the value the timeline started after
+
+  std::unique_ptr<rig::DriverDevice> drv;
+
+  // Timeline.  submit_mu orders the assignment of values with the driver's
+  // room, submit and commit, which rig calls one at a time per device.
+  rig::Mutex submit_mu;
+  std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> committed{0};
+  std::atomic<uint64_t> reported{0};  // the last value read from the word
+
+  // Budget and the bytes that count in it.
+  std::atomic<int64_t> budget{INT64_MAX};
+  std::atomic<int64_t> allocated{0};
+
+  // Reclamation: allocations collected but not yet returned, and the cache.
+  rig::Mutex reclaim_mu;
+  std::vector<rig::Allocation *> collected;
+  std::vector<rig::Allocation *> cache;
+  // Allocations (live, collected or cached) and other holdings that keep the
+  // device in its slot after it is closed.
+  std::atomic<int64_t> holdings{0};
+
+  // The reason of its loss, set once; the values reached when it was lost.
+  const std::string &lost_reason() const;
+  bool is_lost() const { return lost_.load(std::memory_order_acquire) != nullptr; }
+  uint64_t reached_at_loss() const { return reached_at_loss_; }
+  bool lost_by_fault() const { return lost_by_fault_; }
+
+  // Loses the device with why, once; later losses keep the first reason.
+  // Returns true if this call lost it.
+  bool lose(const std::string &why, bool fault);
+
+  // The last value the device reports: reads its word (or the last value
+  // read where the device is lost and its driver's word is not readable).
+  uint64_t read_word();
+  // True iff value is reached (and not dropped by a loss).  Throws
+  // RIG_ELOST if the device is lost and never reached it.
+  bool reached(uint64_t value);
+  // Commits the work up to value (a wait's first step).
+  void commit_to(uint64_t value);
+  // Returns once value is reached; checks the hang bound and the thread's
+  // interrupt flag.  Throws RIG_ELOST or RIG_EINTR.
+  void wait(uint64_t value);
+
+  // Driver calls counted while the device is not lost: the stop runs only
+  // once none is in flight.
+  void enter_call();
+  void leave_call();
+
+  // Stopping.  stop() runs the owed stop (or waits for the one under way).
+  void stop();
+  bool stop_returned() const { return stop_state_.load(std::memory_order_acquire) == kStopDone; }
+  // Stopped: the driver's stop returned and the word shows the last value.
+  bool stopped();
+
+ private:
+  std::atomic<const std::string *> lost_{nullptr};
+  uint64_t reached_at_loss_ = 0;
+  bool lost_by_fault_ = false;
+
+  // The hang clock (rig.txt, Hangs).
+  rig::Mutex hang_mu_;
+  int64_t clock_start_ns_ = 0;
+  uint64_t clock_value_ = 0;
+  void check_hang(uint64_t word);
+
+  static constexpr int kStopNone = 0, kStopOwed = 1, kStopRunning = 2, kStopDone = 3;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  int in_flight_ = 0;
+  std::atomic<int> stop_state_{kStopNone};
+};
+
+namespace rig {
+
+// Runs a counted driver call of d with signals masked.  A Fault loses d;
+// another exception from a call that changes d's memory or code loses it
+// too (changes_state).  Either way the call answers RIG_ELOST.
+template <class F>
+auto driver_call(rig_device_t *d, bool changes_state, F &&f) -> decltype(f()) {
+  DriverCallMask mask;
+  d->enter_call();
+  struct Leave {
+    rig_device_t *d;
+    ~Leave() { d->leave_call(); }
+  } leave{d};
+  try {
+    return f();
+  } catch (const Fault &fault) {
+    d->lose(fault.what(), true);
+    throw_lost(d);
+  } catch (const Error &) {
+    throw;
+  } catch (const std::exception &e) {
+    if (!changes_state) throw;
+    d->lose(e.what(), false);
+    throw_lost(d);
+  }
+}
+
+// Throws RIG_ELOST if d is lost.
+inline void require_live(rig_device_t *d) {
+  if (d->is_lost()) throw_lost(d);
+}
+
+int64_t now_ns();
+
+}  // namespace rig

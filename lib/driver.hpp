@@ -1,0 +1,135 @@
+// The C++ driver base: what a driver gives rig for each device it opens
+// (the specification's Rig_edge.Driver), beside the C functions of
+// include/rig/edge.h.  The core reaches drivers only through this file.
+#pragma once
+
+#include <rig/edge.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rig {
+
+// Thrown by a driver's counted call when the device faulted: rig loses the
+// device with why as the reason.
+struct Fault : std::runtime_error {
+  explicit Fault(const std::string &why) : std::runtime_error(why) {}
+};
+
+enum class Memory { Device = 0, Pinned = 1, Mapped = 2 };
+
+// A region of memory a driver made (alloc, map_peer, map_host): opaque to
+// rig, which hands it back to the driver's free.
+using Region = void *;
+
+// What a device states when it opens; constant for its life.
+struct Facts {
+  std::string arch;                  // "sm_90", "memory", ...
+  std::optional<std::string> bus;    // PCI bus address
+  int64_t alignment = 64;            // power of two; every alloc starts on it
+  std::optional<int64_t> cache_bytes;
+  int64_t budget = INT64_MAX;        // bytes of memory that count in it
+  std::optional<int64_t> hang_ms;    // where no kernel timeout bounds work
+  bool maps_host = false;            // map_host maps host pages for the work
+  bool host_addresses = false;       // the host addresses Device memory
+  bool runs_on_host = false;         // work is this process's code
+  bool may_block = false;            // room/submit/commit may block
+  bool queue_waits = false;          // queues wait on other devices' words
+  std::vector<std::string> queues;   // "COMPUTE:0", "COPY:0"
+  int copy_engine = -1;              // queue of copies and fills, -1 none
+  uint64_t commit_every = 1;         // k: commits on its own every k values
+  // The device's timeline word.  The driver raises it with release order.
+  // own_word: rig reads it only through signaled() and frees it through
+  // free(word_region) once the device has stopped.
+  const std::atomic<uint64_t> *word = nullptr;
+  bool own_word = false;
+  Region word_region = nullptr;
+  std::vector<std::pair<std::string, const void *>> capabilities;
+};
+
+// One open device of a driver.  Every call but facts(), locate(), peer(),
+// signaled() and stop() is counted: stop() never runs while one is in
+// flight.  Counted calls may throw Fault; memory- and code-changing calls
+// that throw anything else lose the device with the exception's text.
+class DriverDevice {
+ public:
+  virtual ~DriverDevice() = default;
+
+  virtual const Facts &facts() const = 0;
+
+  // Memory.  n is positive and a multiple of 4.  nullptr: no memory of m.
+  virtual Region alloc(Memory m, int64_t n) = 0;
+  virtual void free(Region r) = 0;
+  // Where r lies; must not block or fault.
+  virtual rig_edge_location_t locate(Region r) const = 0;
+  // True iff map_peer(other, ...) maps other's Device memory; answers from
+  // what both devices learned at open, also once either is lost.
+  virtual bool peer(const DriverDevice &) const { return false; }
+  virtual Region map_peer(DriverDevice &, Region) {
+    throw std::logic_error("map_peer of a driver that maps no peer");
+  }
+  // Maps for the device the n bytes of host memory at p (p on a page).
+  // nullptr: the driver never maps that memory.
+  virtual Region map_host(void *, int64_t) { return nullptr; }
+
+  // Queues: the C functions of edge.h.
+  virtual rig_edge_room_t room(const rig_edge_work_t &) { return RIG_ROOM; }
+  // Makes what the queues need for the work whose room last answered
+  // RIG_GROW on this thread: nullopt once grown, else the bytes it had no
+  // memory for.
+  virtual std::optional<int64_t> grow() { return std::nullopt; }
+  // Takes the work of w.value; throws Fault when it fails to take it.
+  virtual void submit(const rig_edge_work_t &w) = 0;
+  // Releases to the device the work held up to value.
+  virtual void commit(uint64_t) {}
+
+  // Timeline: the word's value, acquire order (own_word drivers).
+  virtual uint64_t signaled() { return facts().word->load(std::memory_order_acquire); }
+  // Blocks until the word differs from seen, at most still_ms; may return
+  // early.  Throws Fault once the device has faulted.
+  virtual void sleep(uint64_t seen, int64_t still_ms) = 0;
+
+  // Stops the lost device without waiting for its work: drops uncommitted
+  // work, releases the queues, and writes last into the word once no work
+  // runs.  fault is set where rig lost the device for a fault or a hang.
+  virtual void stop(const std::optional<std::string> &fault, uint64_t last) = 0;
+};
+
+// A driver: opens devices by name.  Registered once per process.
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  // The part of device names before ':' ("MEM", "SIM", "CUDA").
+  virtual const char *prefix() const = 0;
+  // The key map_peer is asked under: devices of one key map each other.
+  virtual const char *key() const { return prefix(); }
+  // Opens the device name, or throws std::runtime_error with the reason
+  // (RIG_EOPEN).  config is the caller's option string, or empty.
+  // start is the value the device's timeline starts after: the driver's
+  // word must read it at open.
+  virtual std::unique_ptr<DriverDevice> open(const std::string &name,
+                                             const std::string &config,
+                                             uint64_t start) = 0;
+  // Reports each device name it knows: why empty where it can be opened.
+  virtual void probe(const std::function<void(const std::string &name,
+                                              const std::string &why)> &) {}
+};
+
+// Registers a driver for the life of the process; drivers call it from a
+// static initialiser (RIG_REGISTER_DRIVER).
+void register_driver(Driver *d);
+
+#define RIG_REGISTER_DRIVER(Type)                          \
+  namespace {                                              \
+  struct Type##_registration {                             \
+    Type##_registration() { ::rig::register_driver(new Type()); } \
+  } Type##_registration_instance;                          \
+  }
+
+}  // namespace rig

@@ -1,0 +1,128 @@
+// Host access: read, write, wait, reached and export of a buffer's bytes.
+#include "buffer.hpp"
+#include "registry.hpp"
+
+#include <cstdint>
+
+using namespace rig;
+
+namespace {
+
+bool writes(rig_access_t access) { return access == RIG_ACCESS_READ_WRITE; }
+
+void require_access(rig_access_t access) {
+  require(access == RIG_ACCESS_READ || access == RIG_ACCESS_READ_WRITE, "unknown access");
+}
+
+// The buffer's bytes as elements of elem_size, checked as host access needs.
+void *host_bytes(rig_buffer_t *b, int64_t elem_size) {
+  require(elem_size > 0, "the element size must be positive");
+  require(b->length % elem_size == 0, "the buffer's bytes are not a whole number of elements");
+  if (b->length == 0) return nullptr;
+  void *p = host_address(b);
+  require(p != nullptr, "the host does not address the buffer's memory");
+  require(reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(elem_size) == 0,
+          "the buffer's bytes do not start on a multiple of the element size");
+  return p;
+}
+
+// Waits on the host for the work a host access must follow.
+void wait_for(rig_buffer_t *b, bool write) {
+  if (b->device->is_lost()) throw_lost(b->device);
+  std::vector<Dependency> deps;
+  dependencies(b->alloc, write, nullptr, deps);
+  wait_all(deps);
+}
+
+rig_status_t access(rig_buffer_t *b, int64_t elem_size, rig_access_fn f, void *context, bool write) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require_buffer(b, "the buffer");
+    require(f != nullptr, "the function is NULL");
+    if (write) require(b->alloc->access == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
+    void *p = host_bytes(b, elem_size);
+    wait_for(b, write);
+    static char empty;
+    int r = f(p ? p : &empty, b->length, context);
+    if (r != 0) throw_callback(r);
+    return RIG_OK;
+  });
+}
+
+}  // namespace
+
+struct rig_export {
+  Allocation *alloc;
+  void *bytes;
+  int64_t length;
+};
+
+extern "C" {
+
+rig_status_t rig_buffer_read(rig_buffer_t *b, int64_t elem_size, rig_access_fn f, void *context) {
+  return access(b, elem_size, f, context, false);
+}
+
+rig_status_t rig_buffer_write(rig_buffer_t *b, int64_t elem_size, rig_access_fn f, void *context) {
+  return access(b, elem_size, f, context, true);
+}
+
+rig_status_t rig_buffer_wait(rig_buffer_t *b, rig_access_t access) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require_buffer(b, "the buffer");
+    require_access(access);
+    wait_for(b, writes(access));
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_reached(rig_buffer_t *b, rig_access_t access, bool *out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = false;
+    require_buffer(b, "the buffer");
+    require_access(access);
+    if (b->device->is_lost()) throw_lost(b->device);
+    std::vector<Dependency> deps;
+    dependencies(b->alloc, writes(access), nullptr, deps);
+    bool all = true;
+    for (const Dependency &dep : deps) {
+      if (dep.device->reached(dep.value)) continue;
+      dep.device->commit_to(dep.value);
+      all = all && dep.device->reached(dep.value);
+    }
+    *out = all;
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_export(rig_buffer_t *b, int64_t elem_size, rig_export_t **out) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(out != nullptr, "out is NULL");
+    *out = nullptr;
+    require_buffer(b, "the buffer");
+    require(b->alloc->owner->is_host, "only the host's memory can be exported");
+    void *p = host_bytes(b, elem_size);
+    wait_for(b, true);
+    auto *e = new rig_export{b->alloc, p, b->length};
+    ref(b->alloc);
+    b->alloc->outside_claims = true;
+    *out = e;
+    return RIG_OK;
+  });
+}
+
+void *rig_export_bytes(const rig_export_t *e, int64_t *n) {
+  if (n) *n = e ? e->length : 0;
+  return e ? e->bytes : nullptr;
+}
+
+void rig_export_unref(rig_export_t *e) {
+  if (!e) return;
+  unref(e->alloc);
+  delete e;
+}
+
+}  // extern "C"

@@ -1,0 +1,62 @@
+// Points: a slot and a value, packed in 63 bits.
+#include "errors.hpp"
+#include "registry.hpp"
+
+using namespace rig;
+
+namespace {
+
+uint16_t slot_of(rig_point_t p) { return static_cast<uint16_t>(p.bits >> kValueBits); }
+uint64_t value_of(rig_point_t p) { return p.bits & kValueMax; }
+
+// The device whose value the point holds.  A value past the device's
+// submitted one was never given: nothing will ever reach it.
+rig_device_t *resolve(rig_point_t p) {
+  rig_device_t *d = device_of_value(slot_of(p), value_of(p));
+  if (!d) return nullptr;
+  if (value_of(p) > d->submitted.load(std::memory_order_acquire))
+    throw_invalid("the point's value was never submitted on " + d->name);
+  return d;
+}
+
+}  // namespace
+
+extern "C" {
+
+rig_point_t rig_point_make(const rig_device_t *d, uint64_t value) {
+  rig_point_t p{0};
+  if (!d || value > kValueMax) return p;
+  p.bits = (static_cast<uint64_t>(d->slot) << kValueBits) | value;
+  return p;
+}
+
+uint64_t rig_point_value(rig_point_t p) { return value_of(p); }
+
+rig_device_t *rig_point_device(rig_point_t p) {
+  rig_device_t *d = device_of_value(slot_of(p), value_of(p));
+  if (!d) d = device_of_value(slot_of(p), value_of(p) + 1);  // value 0, or a start value
+  if (!d || slot_taken_after(d)) return nullptr;
+  return d;
+}
+
+rig_status_t rig_point_wait(rig_point_t p) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    if (rig_device_t *d = resolve(p)) d->wait(value_of(p));
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_point_reached(rig_point_t p, bool *out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = true;
+    rig_device_t *d = resolve(p);
+    if (!d || d->reached(value_of(p))) return RIG_OK;
+    d->commit_to(value_of(p));
+    *out = d->reached(value_of(p));
+    return RIG_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,100 @@
+// Device properties, reaches, budgets and the timeline's plain reads: calls
+// that take no lock and answer for any device, lost or not.
+#include "allocation.hpp"
+#include "registry.hpp"
+
+using namespace rig;
+
+namespace rig {
+
+bool reaches(const rig_device_t *d, const rig_device_t *other) {
+  if (d == other) return true;
+  const Facts &f = d->facts;
+  const Facts &g = other->facts;
+  // The host reaches memory the host addresses: a memory device's and that
+  // of a driver declaring host_addresses.
+  if (d->is_host) return g.host_addresses;
+  // A device that maps host memory reaches the host's and every memory
+  // device's (memory that runs on the host).
+  if (f.maps_host && (other->is_host || g.runs_on_host)) return true;
+  // Peers of one driver.
+  if (d->driver == other->driver && d->drv && other->drv) return d->drv->peer(*other->drv);
+  return false;
+}
+
+}  // namespace rig
+
+extern "C" {
+
+const char *rig_device_name(const rig_device_t *d) { return d ? d->name.c_str() : nullptr; }
+const char *rig_device_arch(const rig_device_t *d) { return d ? d->arch.c_str() : nullptr; }
+const char *rig_device_instruction_set(const rig_device_t *d) {
+  return d ? d->instruction_set.c_str() : nullptr;
+}
+const char *rig_device_bus(const rig_device_t *d) {
+  return d && d->facts.bus ? d->facts.bus->c_str() : nullptr;
+}
+bool rig_device_runs_on_host(const rig_device_t *d) { return d && d->facts.runs_on_host; }
+int64_t rig_device_alignment(const rig_device_t *d) { return d ? d->facts.alignment : 0; }
+int64_t rig_device_cache_bytes(const rig_device_t *d) {
+  return d && d->facts.cache_bytes ? *d->facts.cache_bytes : 0;
+}
+const void *rig_device_capability(const rig_device_t *d, const char *key) {
+  if (!d || !key) return nullptr;
+  for (const auto &[k, v] : d->facts.capabilities)
+    if (k == key) return v;
+  return nullptr;
+}
+bool rig_device_equal(const rig_device_t *a, const rig_device_t *b) { return a == b; }
+
+bool rig_reaches(const rig_device_t *d, const rig_device_t *other) {
+  return d && other && reaches(d, other);
+}
+
+uint64_t rig_submitted(const rig_device_t *d) { return d ? d->submitted.load() : 0; }
+
+rig_status_t rig_signaled(rig_device_t *d, uint64_t *out) {
+  RIG_API_CALL({
+    require(d != nullptr && out != nullptr, "the device or out is NULL");
+    if (d->is_lost()) {
+      // A lost device reports what was last read, or its own word once its
+      // stop has returned.
+      *out = d->read_word();
+      return RIG_OK;
+    }
+    // Inside a lock, the last value read; never the driver.
+    *out = rig_holds() > 0 && d->facts.own_word ? d->reported.load() : d->read_word();
+    if (d->is_lost() && !d->stop_returned()) *out = d->reported.load();
+    return RIG_OK;
+  });
+}
+
+const char *rig_lost(const rig_device_t *d) {
+  if (!d || !d->is_lost()) return nullptr;
+  return d->lost_reason().c_str();
+}
+
+int64_t rig_budget(const rig_device_t *d) { return d ? d->budget.load() : 0; }
+int64_t rig_allocated(const rig_device_t *d) { return d ? d->allocated.load() : 0; }
+
+rig_status_t rig_set_budget(rig_device_t *d, int64_t n) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(d != nullptr, "the device is NULL");
+    require(n >= 0, "a budget cannot be negative");
+    d->budget.store(n);
+    free_cache(d, n);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_free_cache(rig_device_t *d) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(d != nullptr, "the device is NULL");
+    free_cache(d, 0);
+    return RIG_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,310 @@
+#include "registry.hpp"
+
+#include "allocation.hpp"
+#include "errors.hpp"
+#include "host_facts.hpp"
+
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rig {
+namespace {
+
+struct Slot {
+  rig_device_t *current = nullptr;      // the device holding it, if any
+  uint64_t last = 0;                    // the last value its devices were given
+  std::vector<rig_device_t *> devices;  // every device that held it, in order
+};
+
+// The open device of a name, and the lock an open of that name holds while
+// its driver opens the device.
+struct Name {
+  rig_device_t *device = nullptr;
+  std::unique_ptr<Mutex> open_lock = std::make_unique<Mutex>();
+  std::thread::id opener;
+};
+
+struct Registry {
+  std::mutex mu;  // drivers, names, slots; never held across a driver call
+  std::vector<Driver *> drivers;
+  std::map<std::string, Name> names;
+  std::vector<Slot> slots = std::vector<Slot>(kSlots);
+  int next_free_hint = 0;
+};
+
+Registry &registry() {
+  static Registry *r = new Registry();  // lives for the process
+  return *r;
+}
+
+}  // namespace
+
+Driver *driver_of_prefix(const std::string &name) {
+  auto colon = name.find(':');
+  std::string prefix = colon == std::string::npos ? name : name.substr(0, colon);
+  Registry &r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  for (Driver *d : r.drivers)
+    if (prefix == d->prefix()) return d;
+  return nullptr;
+}
+
+namespace {
+
+// Takes a free slot for a new device; -1 where all are held.
+int take_slot(Registry &r) {
+  for (int i = 0; i < kSlots; i++) {
+    int s = (r.next_free_hint + i) % kSlots;
+    if (!r.slots[s].current) {
+      r.next_free_hint = (s + 1) % kSlots;
+      return s;
+    }
+  }
+  return -1;
+}
+
+void check_facts(const Facts &f) {
+  auto power_of_two = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!power_of_two(f.alignment)) throw_invalid("the driver's facts state an alignment that is not a power of two");
+  if (f.alignment > 4096) throw_invalid("the driver's facts state an alignment above a page");
+  if (!f.word && !f.own_word) throw_invalid("the driver's facts give no timeline word");
+  if (f.copy_engine >= static_cast<int>(f.queues.size())) throw_invalid("the driver's facts name a copy engine it does not have");
+  if (f.budget < 0) throw_invalid("the driver's facts state a negative budget");
+  if (f.commit_every < 1) throw_invalid("the driver's facts state a commit interval below 1");
+  if (f.hang_ms && *f.hang_ms <= 0) throw_invalid("the driver's facts state a hang bound that is not positive");
+}
+
+rig_device_t *make_record(const std::string &name, Driver *driver, std::unique_ptr<DriverDevice> drv,
+                          int slot, uint64_t start) {
+  auto *d = new rig_device();
+  d->name = name;
+  d->driver = driver;
+  d->facts = drv->facts();
+  d->arch = d->facts.arch;
+  d->instruction_set = instruction_set_of(d->arch);
+  d->slot = static_cast<uint16_t>(slot);
+  d->start = start;
+  d->submitted.store(start);
+  d->committed.store(start);
+  d->reported.store(start);
+  d->budget.store(d->facts.budget);
+  d->drv = std::move(drv);
+  return d;
+}
+
+}  // namespace
+
+void register_driver(Driver *d) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  r.drivers.push_back(d);
+}
+
+Driver *host_driver();  // drivers/host
+
+rig_device_t *host() {
+  static rig_device_t *h = [] {
+    Registry &r = registry();
+    auto drv = host_driver()->open("CPU", "", 0);
+    rig_device_t *d = make_record("CPU", host_driver(), std::move(drv), 0, 0);
+    d->is_host = true;
+    std::lock_guard<std::mutex> g(r.mu);
+    r.slots[0].current = d;
+    r.slots[0].devices.push_back(d);
+    r.names["CPU"].device = d;
+    r.next_free_hint = 1;
+    return d;
+  }();
+  return h;
+}
+
+rig_device_t *device_of_value(uint16_t slot, uint64_t value) {
+  host();
+  Registry &r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  if (slot >= kSlots) return nullptr;
+  const auto &devices = r.slots[slot].devices;
+  for (auto it = devices.rbegin(); it != devices.rend(); ++it)
+    if ((*it)->start < value) return *it;
+  return nullptr;
+}
+
+bool slot_taken_after(const rig_device_t *d) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  return r.slots[d->slot].devices.back() != d;
+}
+
+void maybe_leave_slot(rig_device_t *d) {
+  if (d->is_host || !d->is_lost() || d->holdings.load() != 0 || !d->stopped()) return;
+  Registry &r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  Slot &s = r.slots[d->slot];
+  if (s.current != d) return;
+  // A device whose timeline passed 2^46 keeps its slot for good, so that the
+  // slot's values never run out (DEV-15).
+  if (d->submitted.load() > (uint64_t{1} << 46)) return;
+  s.last = d->submitted.load();
+  s.current = nullptr;
+}
+
+rig_device_t *open_device(const char *name_c, Driver *driver, const char *config) {
+  refuse_inside_lock();
+  require(name_c != nullptr, "the device name is NULL");
+  std::string name = name_c;
+  if (name == "CPU") {
+    if (driver && driver != host_driver()) throw_invalid("CPU is the host, not a device of that driver");
+    return host();
+  }
+  host();
+  if (!driver) driver = driver_of_prefix(name);
+  if (!driver) throw_invalid("no driver opens devices named " + name);
+
+  Registry &r = registry();
+  Mutex *open_lock;
+  {
+    std::lock_guard<std::mutex> g(r.mu);
+    Name &n = r.names[name];
+    if (n.opener == std::this_thread::get_id()) throw_invalid("open of " + name + " from inside its own open");
+    open_lock = n.open_lock.get();
+  }
+  Guard name_guard(*open_lock);
+  rig_device_t *existing;
+  {
+    std::lock_guard<std::mutex> g(r.mu);
+    existing = r.names[name].device;
+  }
+  if (existing) {
+    if (existing->driver != driver) throw_invalid(name + " is open with another driver");
+    if (!existing->is_lost()) return existing;
+    // An open of a lost device's name runs its owed stop first.
+    existing->stop();
+    if (!existing->stop_returned()) throw_open(name + ": its lost device has not stopped");
+    reclaim_stopped(existing);
+  }
+
+  int slot;
+  uint64_t start;
+  {
+    std::lock_guard<std::mutex> g(r.mu);
+    slot = take_slot(r);
+    if (slot < 0) throw_open(name + ": every one of the 65,535 device slots is held");
+    start = r.slots[slot].last;
+    r.slots[slot].current = reinterpret_cast<rig_device_t *>(1);  // reserved while opening
+    r.names[name].opener = std::this_thread::get_id();
+  }
+  auto release_slot = [&] {
+    std::lock_guard<std::mutex> g(r.mu);
+    r.slots[slot].current = nullptr;
+    r.names[name].opener = std::thread::id();
+  };
+  std::unique_ptr<DriverDevice> drv;
+  try {
+    DriverCallMask mask;
+    drv = driver->open(name, config ? config : "", start);
+    if (!drv) throw std::runtime_error("the driver opened nothing");
+  } catch (const Error &) {
+    release_slot();
+    throw;
+  } catch (const std::exception &e) {
+    release_slot();
+    throw_open(name + ": " + e.what());
+  }
+  try {
+    check_facts(drv->facts());
+  } catch (...) {
+    release_slot();
+    // A handle no device holds is stopped once (DEV-25).
+    try {
+      DriverCallMask mask;
+      drv->stop(std::nullopt, start);
+    } catch (...) {
+    }
+    throw;
+  }
+  rig_device_t *d = make_record(name, driver, std::move(drv), slot, start);
+  std::lock_guard<std::mutex> g(r.mu);
+  r.slots[slot].current = d;
+  r.slots[slot].devices.push_back(d);
+  r.names[name].device = d;
+  r.names[name].opener = std::thread::id();
+  return d;
+}
+
+void close_device(rig_device_t *d) {
+  refuse_inside_lock();
+  require(d != nullptr, "the device is NULL");
+  require(!d->is_host, "the host cannot be closed");
+  if (!d->is_lost()) {
+    try {
+      d->wait(d->submitted.load());
+    } catch (const Error &e) {
+      if (e.status == RIG_EINTR) throw;  // close again to finish it
+    }
+    d->lose("closed", false);
+  }
+  d->stop();
+  reclaim_stopped(d);
+  maybe_leave_slot(d);
+}
+
+void probe(rig_probe_fn f, void *context) {
+  host();
+  f("CPU", nullptr, context);
+  std::vector<Driver *> drivers;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> g(r.mu);
+    drivers = r.drivers;
+  }
+  for (Driver *driver : drivers) {
+    if (driver == host_driver()) continue;
+    DriverCallMask mask;
+    driver->probe([&](const std::string &name, const std::string &why) {
+      f(name.c_str(), why.empty() ? nullptr : why.c_str(), context);
+    });
+  }
+}
+
+}  // namespace rig
+
+using namespace rig;
+
+extern "C" {
+
+rig_device_t *rig_host(void) { return host(); }
+
+rig_status_t rig_open(const char *name, const rig_open_options_t *opts, rig_device_t **out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = nullptr;
+    const char *config = nullptr;
+    if (opts) {
+      require(opts->size >= offsetof(rig_open_options_t, config) + sizeof(opts->config),
+              "rig_open_options_t.size is too small");
+      config = opts->config;
+    }
+    *out = open_device(name, nullptr, config);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_close(rig_device_t *d) {
+  RIG_API_CALL({
+    close_device(d);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_probe(rig_probe_fn f, void *context) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(f != nullptr, "the probe function is NULL");
+    probe(f, context);
+    return RIG_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,35 @@
+// The process's devices: registered drivers, the open device of each name,
+// and the 65,535 slots whose timelines continue past their earlier devices.
+#pragma once
+
+#include "device.hpp"
+
+#include <cstdint>
+
+namespace rig {
+
+constexpr int kSlots = 65535;
+constexpr int kValueBits = 47;
+constexpr uint64_t kValueMax = (uint64_t{1} << kValueBits) - 1;
+
+// The host device, made at the first use.
+rig_device_t *host();
+
+// The device of slot that holds value (the last one whose timeline started
+// before it), or nullptr where none does.
+rig_device_t *device_of_value(uint16_t slot, uint64_t value);
+// True iff a later device took d's slot.
+bool slot_taken_after(const rig_device_t *d);
+
+// Called when a closed device may have returned its last holding: frees
+// its slot once it has stopped and holds nothing.
+void maybe_leave_slot(rig_device_t *d);
+
+// The registered driver of a name's prefix (the part before ':').
+Driver *driver_of_prefix(const std::string &name);
+
+// Opens name with driver (nullptr: the driver its prefix names).
+rig_device_t *open_device(const char *name, Driver *driver, const char *config);
+void close_device(rig_device_t *d);
+
+}  // namespace rig

@@ -1,0 +1,33 @@
+// Staging memory: host memory in allocations of 32 MiB through which a
+// device copies from or into memory the host pages (rig-buffer.txt,
+// Copying).  Each allocation is mapped once on each device that copies
+// through it, for its life.
+#pragma once
+
+#include "allocation.hpp"
+
+namespace rig {
+
+constexpr int64_t kStagingBytes = int64_t{32} << 20;
+
+// A staging allocation a copy holds, and where its bytes start in it.
+struct StagingLease {
+  Allocation *alloc = nullptr;
+  int64_t offset = 0;
+};
+
+// Room for n <= 32 MiB bytes the host writes: after the bytes earlier such
+// copies put in an allocation no copy holds, where it has room and without
+// waiting; otherwise at the start of one whose work is done, else of the
+// one filled from its start longest ago, after its work; else a new one.
+StagingLease take_host_written(int64_t n);
+// An allocation whose work is done, or a new one, for bytes a device
+// writes; no copy puts bytes after them.
+StagingLease take_device_written();
+// Ends a copy's hold.  Allocations no copy holds and no copy took within
+// the last n takes (n the most allocations staging has had at once) return.
+void release_staging(const StagingLease &lease);
+// Returns every staging allocation no copy holds, once its work is done.
+void release_idle_staging();
+
+}  // namespace rig

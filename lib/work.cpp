@@ -1,0 +1,123 @@
+#include "work.hpp"
+
+#include "registry.hpp"
+
+namespace rig {
+
+void point_dependencies(const rig_point_t *waits, size_t nwaits, std::vector<Dependency> &out) {
+  require(waits != nullptr || nwaits == 0, "waits is NULL");
+  for (size_t i = 0; i < nwaits; i++) {
+    uint16_t slot = static_cast<uint16_t>(waits[i].bits >> kValueBits);
+    uint64_t value = waits[i].bits & kValueMax;
+    rig_device_t *d = device_of_value(slot, value);
+    if (!d) continue;  // a value no device was given waits for nothing
+    if (value > d->submitted.load()) throw_invalid("a point of waits was never submitted on " + d->name);
+    if (d->is_lost()) {
+      if (value > d->reached_at_loss()) throw_lost(d);
+      continue;
+    }
+    out.push_back({d, value});
+  }
+}
+
+uint64_t host_value() {
+  rig_device_t *h = host();
+  Guard g(h->submit_mu);
+  uint64_t v = h->submitted.load() + 1;
+  rig_edge_work_t w{v, nullptr, 0, nullptr, 0};
+  h->drv->submit(w);
+  h->submitted.store(v, std::memory_order_release);
+  return v;
+}
+
+namespace {
+
+constexpr int kGrowTries = 4;
+
+// Asks room until the work fits, growing the queues where the driver asks.
+// Called with d's submit lock held; releases it while it waits for room.
+void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, const rig_edge_work_t &w) {
+  int grows = 0;
+  for (;;) {
+    rig_edge_room_t room = d->drv->room(w);
+    if (room == RIG_ROOM) return;
+    if (room == RIG_NEVER) throw_invalid(d->name + " takes no submission that large");
+    if (room == RIG_GROW) {
+      if (grows++ == kGrowTries) throw_no_memory(d, 0);
+      lock.unlock();
+      std::optional<int64_t> short_bytes = driver_call(d, true, [&] { return d->drv->grow(); });
+      if (short_bytes) {
+        free_cache(d, 0);
+        free_cache(host(), 0);
+        if (grows == kGrowTries) throw_no_memory(d, *short_bytes);
+      }
+      lock.lock();
+      continue;
+    }
+    // No room until the device reaches one more value: wait, holding no lock.
+    uint64_t next = d->read_word() + 1;
+    lock.unlock();
+    d->wait(std::min(next, d->submitted.load()));
+    lock.lock();
+    require_live(d);
+  }
+}
+
+}  // namespace
+
+uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts, const std::vector<Use> &uses,
+                     const rig_point_t *waits, size_t nwaits) {
+  require_live(d);
+  std::vector<Dependency> deps;
+  point_dependencies(waits, nwaits, deps);
+  for (const Use &u : uses) dependencies(u.alloc, u.write, d, deps);
+
+  std::vector<rig_edge_wait_t> queue_waits;
+  for (const Dependency &dep : deps) {
+    if (dep.device == d) continue;  // device order
+    if (d->facts.queue_waits && !dep.device->facts.own_word && !dep.device->is_host) {
+      // The queue waits on the other device's word; its work is committed
+      // first so the wait can end.
+      dep.device->commit_to(dep.value);
+      queue_waits.push_back({reinterpret_cast<const volatile uint64_t *>(dep.device->facts.word), dep.value});
+    } else {
+      dep.device->wait(dep.value);
+    }
+  }
+
+  uint64_t v;
+  {
+    std::unique_lock<Mutex> lock(d->submit_mu);
+    require_live(d);
+    v = d->submitted.load() + 1;
+    if (v > kValueMax) {
+      d->lose("the timeline passed its last value, 2^47 - 1", false);
+      throw_lost(d);
+    }
+    rig_edge_work_t w{v, parts.data(), static_cast<uint32_t>(parts.size()), queue_waits.data(),
+                      static_cast<uint32_t>(queue_waits.size())};
+    {
+      DriverCallMask mask;
+      wait_for_room(d, lock, w);
+    }
+    d->submitted.store(v, std::memory_order_release);
+    try {
+      DriverCallMask mask;
+      if (d->facts.may_block) d->enter_call();
+      struct Leave {
+        rig_device_t *d;
+        ~Leave() {
+          if (d->facts.may_block) d->leave_call();
+        }
+      } leave{d};
+      d->drv->submit(w);
+    } catch (const std::exception &e) {
+      d->lose(e.what(), true);
+    }
+  }
+  for (const Use &u : uses) add_stamp(u.alloc, d, v, u.write);
+  if (d->is_lost()) throw_lost(d);
+  return v;
+}
+
+}  // namespace rig

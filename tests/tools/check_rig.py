@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Checks the `rig` command-line tool: check_rig.py CHECK PATH_TO_RIG.
+
+CHECK is one of devices_json, demo, usage.  Exits non-zero, saying why, when
+the tool's exit status or output is not what its help and rig.h state.
+"""
+import json
+import re
+import subprocess
+import sys
+
+INT64_MAX = 2**63 - 1
+DEMO_BYTES = 1 << 20
+PROPERTY_TYPES = {
+    "arch": str,
+    "instruction_set": str,
+    "bus": (str, type(None)),
+    "runs_on_host": bool,
+    "alignment": int,
+    "cache_bytes": int,
+    "budget": int,
+}
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise CheckFailed(message)
+
+
+def run_rig(rig, *args):
+    """Runs rig with args; returns (exit status, stdout, stderr)."""
+    done = subprocess.run([rig, *args], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    return done.returncode, done.stdout, done.stderr
+
+
+def run_rig_ok(rig, *args):
+    status, out, err = run_rig(rig, *args)
+    expect(status == 0, f"rig {' '.join(args)} exited {status}: {err}")
+    return out
+
+
+def check_entry(entry):
+    expect(isinstance(entry, dict), f"entry {entry!r} is not an object")
+    expect(isinstance(entry.get("name"), str) and entry["name"],
+           f"entry {entry!r} has no name")
+    expect(isinstance(entry.get("available"), bool),
+           f"{entry['name']}: 'available' is not a boolean")
+    if not entry["available"]:
+        expect(isinstance(entry.get("reason"), str) and entry["reason"],
+               f"{entry['name']}: unavailable without a reason")
+        return
+    for key, kind in PROPERTY_TYPES.items():
+        expect(key in entry, f"{entry['name']}: no '{key}'")
+        # bool is an int in Python: keep the two apart.
+        expect(isinstance(entry[key], kind)
+               and (kind is bool or not isinstance(entry[key], bool)),
+               f"{entry['name']}: '{key}' is {entry[key]!r}")
+
+
+def expected_instruction_set(arch):
+    if arch.startswith("x86-64"):
+        return "x86_64"
+    if arch.startswith("arm64"):
+        return "arm64"
+    return arch
+
+
+def check_host(cpu):
+    expect(cpu["available"], f"CPU unavailable: {cpu.get('reason')}")
+    expect(cpu["runs_on_host"] is True, "CPU does not run on the host")
+    expect(cpu["alignment"] == 16, f"CPU alignment {cpu['alignment']}, not 16")
+    expect(cpu["bus"] is None, f"CPU has bus {cpu['bus']!r}")
+    expect(cpu["instruction_set"] == expected_instruction_set(cpu["arch"]),
+           f"CPU arch {cpu['arch']!r} with instruction set "
+           f"{cpu['instruction_set']!r}")
+    expect(cpu["budget"] == INT64_MAX,
+           f"CPU budget {cpu['budget']} at start, not INT64_MAX")
+
+
+def check_memory_device(mem, cpu):
+    name = mem["name"]
+    expect(mem["available"], f"{name} unavailable: {mem.get('reason')}")
+    for key, value in [("arch", "memory"), ("instruction_set", "memory"),
+                       ("bus", None), ("runs_on_host", True),
+                       ("alignment", 64), ("budget", INT64_MAX),
+                       ("cache_bytes", cpu["cache_bytes"])]:
+        expect(mem[key] == value, f"{name}: {key} is {mem[key]!r}, not {value!r}")
+
+
+def text_listing_names(text):
+    """The device names of `rig devices`: its lines that are not indented,
+    "NAME" or "NAME: unavailable: why"."""
+    names = []
+    for line in text.splitlines():
+        if line and not line.startswith(" "):
+            names.append(line.split(": unavailable: ")[0])
+    return names
+
+
+def check_devices_json(rig):
+    listing = json.loads(run_rig_ok(rig, "devices", "--json"))
+    expect(isinstance(listing, list), "the listing is not a JSON array")
+    for entry in listing:
+        check_entry(entry)
+    by_name = {entry["name"]: entry for entry in listing}
+    expect(len(by_name) == len(listing), "a device is listed twice")
+    for name in ("CPU", "MEM:0", "MEM:1"):
+        expect(name in by_name, f"{name} not listed: {sorted(by_name)}")
+    check_host(by_name["CPU"])
+    for name in ("MEM:0", "MEM:1"):
+        check_memory_device(by_name[name], by_name["CPU"])
+    text_names = text_listing_names(run_rig_ok(rig, "devices"))
+    expect(text_names == [entry["name"] for entry in listing],
+           f"`rig devices` lists {text_names}, --json lists {list(by_name)}")
+
+
+def check_demo(rig):
+    lines = run_rig_ok(rig, "demo").splitlines()
+    expect(lines, "the demo printed nothing")
+    expect(lines[-1] == f"demo: ok ({DEMO_BYTES} bytes verified)",
+           f"last line: {lines[-1]!r}")
+    copy_line = re.compile(r"^demo: copy (\S+) -> (\S+), point (.+):(\d+)$")
+    hops = []
+    for line in lines:
+        match = copy_line.match(line)
+        if match:
+            source, destination, point_device, _ = match.groups()
+            expect(point_device in ("CPU", "MEM:0", "MEM:1"),
+                   f"point on {point_device!r} in {line!r}")
+            hops.append((source, destination))
+    expect(hops == [("CPU", "MEM:0"), ("MEM:0", "MEM:1"), ("MEM:1", "CPU")],
+           f"copies {hops}")
+
+
+def check_usage(rig):
+    for args in ([], ["no-such-command"], ["devices", "--no-such-option"],
+                 ["demo", "extra"]):
+        status, out, err = run_rig(rig, *args)
+        expect(status == 2, f"rig {' '.join(args)} exited {status}, not 2")
+        expect("usage:" in err, f"rig {' '.join(args)}: no usage on stderr")
+        expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
+    help_text = run_rig_ok(rig, "--help")
+    for word in ("usage:", "devices", "demo", "version"):
+        expect(word in help_text, f"--help does not mention {word!r}")
+    version = run_rig_ok(rig, "version").strip()
+    expect(re.fullmatch(r"rig \d+\.\d+\.\d+ \(librig \d+\.\d+\.\d+\)", version),
+           f"version line {version!r}")
+
+
+CHECKS = {
+    "devices_json": check_devices_json,
+    "demo": check_demo,
+    "usage": check_usage,
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
+        sys.exit(f"usage: {sys.argv[0]} {{{','.join(CHECKS)}}} PATH_TO_RIG")
+    try:
+        CHECKS[sys.argv[1]](sys.argv[2])
+    except (CheckFailed, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
+        sys.exit(f"FAIL {sys.argv[1]}: {e}")
+    print(f"PASS {sys.argv[1]}")
+
+
+if __name__ == "__main__":
+    main()
