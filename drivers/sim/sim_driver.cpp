@@ -1,0 +1,255 @@
+// Sim devices (SIM:n): simulated asynchronous GPUs.  Their memory is host
+// memory that rig treats as the device's own (the host does not address
+// Device memory), their work runs on a worker thread after submit returns,
+// a commit releases it, and a timeline word of their own rises as values
+// complete.  Knobs come from RIG_SIM and from rig_open's config:
+//   count=N        devices that rig_probe lists (default 2)
+//   latency_us=N   time each value's work takes at least (default 0)
+//   copy_gbps=X    bandwidth of copies and fills (default unbounded)
+//   budget=BYTES   the device's budget (default 1G)
+//   commit_every=K the driver commits on its own every K values (default 8)
+//   queue_waits=0  make submit wait for other devices on the host
+#include "../../lib/driver.hpp"
+#include "../../lib/host_facts.hpp"
+#include "../common/host_memory.hpp"
+#include "../common/options.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace rig {
+namespace {
+
+struct Knobs {
+  int64_t count, latency_us, budget, commit_every;
+  double copy_gbps;
+  bool queue_waits;
+  explicit Knobs(const std::string &config) {
+    const char *env = std::getenv("RIG_SIM");
+    Options base(env ? env : "");
+    Options over(config);
+    auto pick_int = [&](const char *k, int64_t fallback) { return over.integer(k, base.integer(k, fallback)); };
+    count = pick_int("count", 2);
+    latency_us = pick_int("latency_us", 0);
+    commit_every = pick_int("commit_every", 8);
+    queue_waits = pick_int("queue_waits", 1) != 0;
+    budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
+    copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
+    if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0)
+      throw std::runtime_error("a RIG_SIM knob is out of range");
+  }
+};
+
+// A region: a block of host memory, or a mapping of one (which frees
+// nothing of the memory it maps).
+struct SimRegion {
+  HostBlock *block;  // nullptr for a mapping
+  void *address;
+};
+
+// One value's work, copied out of rig's structures at submit.
+struct Work {
+  uint64_t value;
+  std::vector<rig_edge_part_t> parts;
+  std::vector<std::vector<rig_edge_word_write_t>> words;  // storage of words parts
+  std::vector<rig_edge_wait_t> waits;
+  uint64_t bytes = 0;
+};
+
+// What the worker thread shares with the device; it outlives a stop.
+struct Engine {
+  std::mutex mu;
+  std::condition_variable cv;    // work to run, or a stop
+  std::condition_variable moved; // the word moved
+  std::deque<Work> held;         // submitted, not committed
+  std::deque<Work> ready;        // committed
+  std::atomic<uint64_t> word{0};
+  bool stopping = false;
+  uint64_t last = 0;  // the value a stop writes once no work runs
+  Knobs knobs;
+  explicit Engine(const Knobs &k) : knobs(k) {}
+};
+
+void raise_word(Engine &e, uint64_t v) {
+  {
+    std::lock_guard<std::mutex> g(e.mu);
+    e.word.store(v, std::memory_order_release);
+  }
+  e.moved.notify_all();
+}
+
+// Returns false if a stop came while the queue waited.
+bool wait_words(Engine &e, const Work &w) {
+  for (const rig_edge_wait_t &wait : w.waits) {
+    int spins = 0;
+    while (reinterpret_cast<const std::atomic<uint64_t> *>(const_cast<const uint64_t *>(wait.word))
+               ->load(std::memory_order_acquire) < wait.value) {
+      {
+        std::lock_guard<std::mutex> g(e.mu);
+        if (e.stopping) return false;
+      }
+      if (++spins < 64)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  return true;
+}
+
+void run(std::shared_ptr<Engine> engine) {
+  // A thread rig starts blocks every signal for its life.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  Engine &e = *engine;
+  for (;;) {
+    Work w;
+    {
+      std::unique_lock<std::mutex> g(e.mu);
+      e.cv.wait(g, [&] { return e.stopping || !e.ready.empty(); });
+      if (e.stopping) break;
+      w = std::move(e.ready.front());
+      e.ready.pop_front();
+    }
+    if (!wait_words(e, w)) break;
+    auto start = std::chrono::steady_clock::now();
+    for (const rig_edge_part_t &p : w.parts) run_part_on_host(p);
+    auto took = std::chrono::microseconds(e.knobs.latency_us);
+    if (e.knobs.copy_gbps > 0) took += std::chrono::microseconds(static_cast<int64_t>(w.bytes / (e.knobs.copy_gbps * 1e3)));
+    std::this_thread::sleep_until(start + took);
+    raise_word(e, w.value);
+  }
+  // Stopped: no work of the device runs any more.
+  raise_word(e, e.last);
+}
+
+class SimDevice final : public DriverDevice {
+ public:
+  SimDevice(const Knobs &knobs, uint64_t start) : engine_(std::make_shared<Engine>(knobs)) {
+    engine_->word.store(start);
+    facts_.arch = "sim";
+    facts_.alignment = 256;
+    facts_.cache_bytes = int64_t{4} << 20;
+    facts_.budget = knobs.budget;
+    facts_.hang_ms = 5000;
+    facts_.maps_host = true;
+    facts_.queue_waits = knobs.queue_waits;
+    facts_.queues = {"COMPUTE:0", "COPY:0"};
+    facts_.copy_engine = 1;
+    facts_.commit_every = static_cast<uint64_t>(knobs.commit_every);
+    facts_.word = &engine_->word;
+    worker_ = std::thread(run, engine_);
+    worker_.detach();
+  }
+
+  const Facts &facts() const override { return facts_; }
+
+  Region alloc(Memory, int64_t n) override {
+    HostBlock *b = host_block_alloc(n, 256);
+    if (!b) return nullptr;
+    return new SimRegion{b, b->address};
+  }
+  void free(Region r) override {
+    auto *region = static_cast<SimRegion *>(r);
+    host_block_free(region->block);
+    delete region;
+  }
+  rig_edge_location_t locate(Region r) const override {
+    return rig_edge_location_t{static_cast<SimRegion *>(r)->address, 0, 0};
+  }
+  bool peer(const DriverDevice &other) const override { return dynamic_cast<const SimDevice *>(&other) != nullptr; }
+  Region map_peer(DriverDevice &, Region r) override {
+    return new SimRegion{nullptr, static_cast<SimRegion *>(r)->address};
+  }
+  Region map_host(void *p, int64_t) override { return new SimRegion{nullptr, p}; }
+
+  void submit(const rig_edge_work_t &w) override {
+    Work work;
+    work.value = w.value;
+    work.parts.assign(w.parts, w.parts + w.part_count);
+    work.waits.assign(w.waits, w.waits + w.wait_count);
+    for (rig_edge_part_t &p : work.parts) {
+      if (p.kind == RIG_PART_WORDS) {
+        work.words.emplace_back(p.u.words.writes, p.u.words.writes + p.u.words.count);
+        p.u.words.writes = work.words.back().data();
+      }
+      if (p.kind == RIG_PART_COPY) work.bytes += p.u.copy.width * p.u.copy.rows;
+      if (p.kind == RIG_PART_FILL) work.bytes += p.u.fill.bytes;
+    }
+    Engine &e = *engine_;
+    std::lock_guard<std::mutex> g(e.mu);
+    e.held.push_back(std::move(work));
+    if (e.held.size() >= static_cast<size_t>(e.knobs.commit_every)) release_held();
+  }
+
+  void commit(uint64_t value) override {
+    Engine &e = *engine_;
+    std::lock_guard<std::mutex> g(e.mu);
+    if (!e.held.empty() && e.held.front().value <= value) release_held();
+  }
+
+  void sleep(uint64_t seen, int64_t still_ms) override {
+    Engine &e = *engine_;
+    std::unique_lock<std::mutex> g(e.mu);
+    e.moved.wait_for(g, std::chrono::milliseconds(still_ms),
+                     [&] { return e.word.load(std::memory_order_acquire) != seen; });
+  }
+
+  void stop(const std::optional<std::string> &, uint64_t last) override {
+    Engine &e = *engine_;
+    {
+      std::lock_guard<std::mutex> g(e.mu);
+      e.held.clear();  // uncommitted work never runs
+      e.ready.clear();
+      e.last = last;
+      e.stopping = true;
+    }
+    // The worker writes last once the work it runs, if any, has ended.
+    e.cv.notify_all();
+  }
+
+ private:
+  // With the engine's lock held: every held value becomes ready.
+  void release_held() {
+    Engine &e = *engine_;
+    for (Work &w : e.held) e.ready.push_back(std::move(w));
+    e.held.clear();
+    e.cv.notify_all();
+  }
+
+  std::shared_ptr<Engine> engine_;
+  Facts facts_;
+  std::thread worker_;
+};
+
+class SimDriver final : public Driver {
+ public:
+  const char *prefix() const override { return "SIM"; }
+  std::unique_ptr<DriverDevice> open(const std::string &, const std::string &config, uint64_t start) override {
+    return std::make_unique<SimDevice>(Knobs(config), start);
+  }
+  void probe(const std::function<void(const std::string &, const std::string &)> &f) override {
+    int64_t count = 2;
+    try {
+      count = Knobs("").count;
+    } catch (const std::exception &e) {
+      f("SIM:0", e.what());
+      return;
+    }
+    for (int64_t i = 0; i < count; i++) f("SIM:" + std::to_string(i), "");
+  }
+};
+
+}  // namespace
+
+RIG_REGISTER_DRIVER(SimDriver)
+
+}  // namespace rig
