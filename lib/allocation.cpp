@@ -27,36 +27,63 @@ bool host_keeps(rig_device_t *d, const Allocation *a) {
   constexpr int64_t kKeepMin = 64 * 1024, kKeepMax = 32 * 1024 * 1024;
   if (a->bytes < kKeepMin) return false;
   int64_t kept = 0;
-  for (Allocation *c : d->cache) kept += c->charged;
+  for (CachedBlock *c : d->cache) kept += c->charged;
   return kept + a->charged <= kKeepMax;
 }
 
-void give_back(Allocation *a) {
-  rig_device_t *owner = a->owner;
-  {
-    // Mappings go back before the memory they map.
-    for (auto &m : a->mappings)
-      if (m->region) {
-        try {
-          driver_call(m->device, true, [&] { m->device->drv->free(m->region); });
-        } catch (...) {
-        }
+// Returns a region and the mappings of it to their drivers: the mappings
+// first, then the memory they map.
+void free_region(rig_device_t *owner, Region region, std::vector<std::unique_ptr<Mapping>> &mappings) {
+  for (auto &m : mappings)
+    if (m->region) {
+      try {
+        DriverCallMask mask;
+        m->device->drv->free(m->region);
+      } catch (const std::exception &e) {
+        if (!m->device->is_lost()) m->device->lose(e.what(), false);
       }
-    a->mappings.clear();
-  }
-  if (a->region) {
-    try {
-      DriverCallMask mask;
-      owner->drv->free(a->region);
-    } catch (const std::exception &e) {
-      // A free that fails leaves the driver's state half changed.
-      owner->lose(e.what(), false);
     }
+  mappings.clear();
+  if (!region) return;
+  try {
+    DriverCallMask mask;
+    owner->drv->free(region);
+  } catch (const std::exception &e) {
+    // A free that fails leaves the driver's state half changed.
+    if (!owner->is_lost()) owner->lose(e.what(), false);
   }
-  if (a->release) a->release(a->release_context);
-  if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
+}
+
+void give_back_block(rig_device_t *owner, CachedBlock *c) {
+  free_region(owner, c->region, c->mappings);
+  c->charged_to->allocated.fetch_sub(c->charged);
   owner->holdings.fetch_sub(1);
-  delete a;
+  delete c;
+}
+
+// The record outlives its memory while buffers over it remain, and its
+// memory outlives the last buffer until its work is done.
+void release_part(Allocation *a) {
+  if (a->parts.fetch_sub(1, std::memory_order_acq_rel) == 1) delete a;
+}
+
+// a's memory, its work done, goes to its owner's cache or back to the
+// driver; the record goes once no buffer refers to it.
+void move_memory(Allocation *a, bool to_cache) {
+  rig_device_t *owner = a->owner;
+  Guard g(a->mu);
+  if (to_cache) {
+    auto *c = new CachedBlock{a->region, a->loc, a->host, a->bytes, a->charged, a->charged_to, a->kind,
+                              std::move(a->mappings)};
+    Guard cg(owner->reclaim_mu);
+    owner->cache.push_back(c);
+  } else {
+    free_region(owner, a->region, a->mappings);
+    if (a->release) a->release(a->release_context);
+    if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
+    owner->holdings.fetch_sub(1);
+  }
+  a->region = nullptr;
 }
 
 // True iff every point of a's stamps is reached or, on a lost device,
@@ -119,16 +146,32 @@ namespace {
 // One try of the driver, or of the cache, for n bytes of m.
 Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n, Memory m) {
   int64_t charged = charge_of(budget_device == d ? d : budget_device, n);
+  CachedBlock *reuse = nullptr;
   {
     Guard g(d->reclaim_mu);
     for (auto it = d->cache.begin(); it != d->cache.end(); ++it)
       if ((*it)->kind == m && (*it)->bytes == n) {
-        Allocation *a = *it;
+        reuse = *it;
         d->cache.erase(it);
-        a->refs.store(1);
-        a->stamps.clear();
-        return a;
+        break;
       }
+  }
+  if (reuse) {
+    // Cached memory comes back with empty stamps: it waits for no work of
+    // its earlier use.
+    auto *a = new Allocation();
+    a->owner = d;
+    a->region = reuse->region;
+    a->loc = reuse->loc;
+    a->host = reuse->host;
+    a->bytes = reuse->bytes;
+    a->charged = reuse->charged;
+    a->charged_to = reuse->charged_to;
+    a->kind = reuse->kind;
+    a->host_paged = d->is_host || d->facts.runs_on_host;
+    a->mappings = std::move(reuse->mappings);
+    delete reuse;
+    return a;
   }
   int64_t before = budget_device->allocated.fetch_add(charged);
   if (before + charged > budget_device->budget.load()) {
@@ -231,14 +274,24 @@ Allocation *empty_allocation(rig_device_t *d) {
 
 void ref(Allocation *a) { a->refs.fetch_add(1, std::memory_order_relaxed); }
 
-void unref(Allocation *a) {
-  if (a->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+void collect_early(Allocation *a) {
   rig_device_t *d = a->owner;
+  {
+    Guard g(a->mu);
+    if (a->collected) return;
+    a->collected = true;
+  }
   {
     Guard g(d->reclaim_mu);
     d->collected.push_back(a);
   }
   move_collected(d);
+}
+
+void unref(Allocation *a) {
+  if (a->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  collect_early(a);
+  release_part(a);
 }
 
 Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
@@ -340,16 +393,14 @@ void move_collected(rig_device_t *d) {
     d->collected.erase(keep, d->collected.end());
   }
   for (Allocation *a : done) {
-    bool cache = a->region && !a->release && !d->is_lost() &&
+    bool cache = a->region && !a->release && !d->is_lost() && !a->outside_claims.load() &&
                  a->charged_to->allocated.load() <= a->charged_to->budget.load();
     if (cache) {
       Guard g(d->reclaim_mu);
-      if (!d->is_host || host_keeps(d, a)) {
-        d->cache.push_back(a);
-        continue;
-      }
+      cache = !d->is_host || host_keeps(d, a);
     }
-    give_back(a);
+    move_memory(a, cache);
+    release_part(a);
   }
   if (d->is_lost()) maybe_leave_slot(d);
 }
@@ -359,14 +410,14 @@ void free_cache(rig_device_t *d, int64_t target) {
   if (d->is_host) release_idle_staging();
   move_collected(d);
   for (;;) {
-    Allocation *a = nullptr;
+    CachedBlock *c = nullptr;
     {
       Guard g(d->reclaim_mu);
       if (d->cache.empty() || d->allocated.load() <= target) break;
-      a = d->cache.front();
+      c = d->cache.front();
       d->cache.erase(d->cache.begin());
     }
-    give_back(a);
+    give_back_block(d, c);
   }
   if (d->is_lost()) maybe_leave_slot(d);
 }

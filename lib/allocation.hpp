@@ -31,8 +31,24 @@ struct Dependency {
   uint64_t value;
 };
 
+// Memory a device's cache keeps for reuse: what an allocation held.
+struct CachedBlock {
+  Region region;
+  rig_edge_location_t loc;
+  void *host;
+  int64_t bytes;
+  int64_t charged;
+  rig_device_t *charged_to;
+  Memory kind;
+  std::vector<std::unique_ptr<Mapping>> mappings;
+};
+
 struct Allocation {
+  // Buffers, views, borrows and exported arrays over it.  The record lives
+  // until the last goes; its memory may return earlier (Buffer.free).
   std::atomic<int64_t> refs{1};
+  // The record goes once both its references and its memory are gone.
+  std::atomic<int> parts{2};
   rig_device_t *owner = nullptr;   // the device whose memory it is
   Region region = nullptr;         // the owner driver's region
   void *host = nullptr;            // host address of byte 0, if the host addresses it
@@ -42,14 +58,32 @@ struct Allocation {
   rig_device_t *charged_to = nullptr;
   Memory kind = Memory::Device;
   bool host_paged = false;         // host, caller and memory-device memory
-  bool outside_claims = false;
+  std::atomic<bool> outside_claims{false};
   rig_access_t access = RIG_ACCESS_READ_WRITE;
+  bool collected = false;                // on its owner's collected list (mu)
   rig_release_fn release = nullptr;  // caller memory
   void *release_context = nullptr;
 
-  Mutex mu;  // stamps and mappings
+  Mutex mu;  // stamps, mappings, claims and deaths
   std::vector<Stamp> stamps;
   std::vector<std::unique_ptr<Mapping>> mappings;
+
+  // Claims (rig.txt, Claims): read claims, holds of Claim.with_, and
+  // whether such a hold took the memory exclusive.
+  int readers = 0;
+  int holders = 0;
+  bool exclusive = false;
+  // Consumption: buffers made before generation g's consume are dead with
+  // deaths[g] as the reason.
+  std::atomic<uint32_t> generation{0};
+  std::vector<const std::string *> deaths;
+
+  Allocation() = default;
+  Allocation(const Allocation &) = delete;
+  Allocation &operator=(const Allocation &) = delete;
+  ~Allocation() {
+    for (const std::string *why : deaths) delete why;
+  }
 };
 
 // The points a use must follow: a read follows every device's last write,
@@ -75,6 +109,8 @@ Allocation *empty_allocation(rig_device_t *d);
 void ref(Allocation *a);
 // Drops a reference; the last one collects the allocation.
 void unref(Allocation *a);
+// Collects a's memory now, while buffers over it remain (Buffer.free).
+void collect_early(Allocation *a);
 
 // The mapping of a by d, made once (map_host or map_peer) and shared.
 // nullptr where d cannot map a's memory.

@@ -10,7 +10,20 @@ namespace rig {
 
 void require_buffer(const rig_buffer_t *b, const char *what) {
   if (!b) throw_invalid(std::string(what) + " is NULL");
+  if (const std::string *why = dead_reason(b)) throw_invalid(std::string(what) + " is dead: " + *why);
 }
+
+const std::string *dead_reason(const rig_buffer_t *b) {
+  Allocation *a = b->alloc;
+  if (b->generation < a->generation.load(std::memory_order_acquire)) {
+    Guard g(a->mu);
+    return a->deaths[b->generation];
+  }
+  if (b->borrow) return b->borrow->unborrowed.load(std::memory_order_acquire);
+  return nullptr;
+}
+
+rig_access_t access_of(const rig_buffer_t *b) { return b->read_only ? RIG_ACCESS_READ : b->alloc->access; }
 
 rig_edge_location_t location_of(const rig_buffer_t *b) {
   const Mapping *m = b->borrow ? b->borrow->mapping : nullptr;
@@ -33,6 +46,7 @@ namespace {
 rig_buffer_t *new_buffer(Allocation *a, rig_device_t *d, int64_t offset, int64_t length) {
   auto *b = new rig_buffer();
   b->alloc = a;
+  b->generation = a->generation.load(std::memory_order_acquire);
   b->device = d;
   b->offset = offset;
   b->length = length;
@@ -41,6 +55,7 @@ rig_buffer_t *new_buffer(Allocation *a, rig_device_t *d, int64_t offset, int64_t
 
 void release_buffer(rig_buffer_t *b) {
   if (b->mapping) release_mapping(b->alloc, b->mapping);
+  delete b->unborrowed.load();
   if (b->borrow && b->borrow != b) rig_buffer_unref(b->borrow);
   unref(b->alloc);
   delete b;
@@ -110,6 +125,7 @@ rig_status_t rig_buffer_view(rig_buffer_t *b, int64_t first, int64_t length, rig
     ref(b->alloc);
     rig_buffer_t *v = new_buffer(b->alloc, b->device, b->offset + first, length);
     v->borrowed = b->borrowed;
+    v->read_only = b->read_only;
     if (b->borrow) v->borrow = rig_buffer_ref(b->borrow);
     *out = v;
     return RIG_OK;
@@ -129,11 +145,13 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
       return RIG_OK;
     }
     Allocation *a = b->alloc;
+    require_not_exclusive(b);
     if (a->owner->is_lost()) throw_lost(a->owner);
     if (a->owner == d) {
       // Back on the memory's own device: no mapping.
       ref(a);
       *out = new_buffer(a, d, b->offset, b->length);
+      (*out)->read_only = b->read_only;
       return RIG_OK;
     }
     // Empty memory borrows on every device of its machine, with no mapping.
@@ -145,6 +163,7 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
     ref(a);
     rig_buffer_t *borrow = new_buffer(a, d, b->offset, b->length);
     borrow->borrowed = true;
+    borrow->read_only = b->read_only;
     borrow->mapping = m;
     borrow->borrow = borrow;
     *out = borrow;
@@ -173,10 +192,12 @@ bool rig_buffer_is_borrowed(const rig_buffer_t *b) { return b && b->borrowed; }
 bool rig_buffer_spans(const rig_buffer_t *b) {
   return b && b->offset == 0 && b->length == b->alloc->bytes;
 }
-rig_access_t rig_buffer_access(const rig_buffer_t *b) {
-  return b ? b->alloc->access : RIG_ACCESS_READ;
+rig_access_t rig_buffer_access(const rig_buffer_t *b) { return b ? access_of(b) : RIG_ACCESS_READ; }
+const char *rig_buffer_dead(const rig_buffer_t *b) {
+  const std::string *why = b ? dead_reason(b) : nullptr;
+  return why ? why->c_str() : nullptr;
 }
-const char *rig_buffer_dead(const rig_buffer_t *) { return nullptr; }
+const char *rig_buffer_why(const rig_buffer_t *b) { return rig_buffer_dead(b); }
 void *rig_buffer_host(const rig_buffer_t *b) { return b ? host_address(b) : nullptr; }
 
 void rig_buffer_span(const rig_buffer_t *b, int64_t *offset, int64_t *allocation_bytes) {

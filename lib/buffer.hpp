@@ -14,12 +14,38 @@ struct rig_buffer {
   // mapping; nullptr for a buffer on the memory's own device.
   rig_buffer *borrow = nullptr;
   rig::Mapping *mapping = nullptr;  // held by a borrow itself, not its views
+  uint32_t generation = 0;          // the allocation's, when the buffer was made
+  bool read_only = false;           // made by a consume of memory not held exclusive
+  // A borrow's own state: the reason unborrow ended it, and the claims
+  // taken through it or its views (under the allocation's lock).
+  std::atomic<const std::string *> unborrowed{nullptr};
+  int claims = 0;
 };
 
 namespace rig {
 
 // Throws RIG_EINVAL unless b is a live buffer.
 void require_buffer(const rig_buffer_t *b, const char *what);
+// The reason b is dead, or nullptr.
+const std::string *dead_reason(const rig_buffer_t *b);
+// What b admits: its memory's access, or Read for a consume's result.
+rig_access_t access_of(const rig_buffer_t *b);
+// Throws RIG_EINVAL while a hold takes b's memory exclusive.
+void require_not_exclusive(const rig_buffer_t *b);
+
+// A read claim on a buffer's memory for the life of the object: host
+// access and copies hold one.  Throws RIG_EINVAL if the memory is held
+// exclusive.
+class ReadClaim {
+ public:
+  explicit ReadClaim(rig_buffer_t *b);
+  ~ReadClaim();
+  ReadClaim(const ReadClaim &) = delete;
+  ReadClaim &operator=(const ReadClaim &) = delete;
+
+ private:
+  rig_buffer_t *b_;
+};
 // Where b's first byte lies for the work of its device.
 rig_edge_location_t location_of(const rig_buffer_t *b);
 // b's host address, or nullptr.

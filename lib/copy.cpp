@@ -241,7 +241,7 @@ struct Copy {
 void check_sides(rig_buffer_t *src, rig_buffer_t *dst) {
   require_buffer(src, "the source");
   require_buffer(dst, "the destination");
-  require(dst->alloc->access == RIG_ACCESS_READ_WRITE, "the destination admits only Read");
+  require(access_of(dst) == RIG_ACCESS_READ_WRITE, "the destination admits only Read");
   require(!rig_buffer_share_byte(src, dst), "the source and destination share a byte of memory");
 }
 
@@ -261,6 +261,7 @@ rig_point_t submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *b
     }
   }
   for (rig_buffer_t *b : {src, dst}) require_live(b->device);
+  ReadClaim src_claim(src), dst_claim(dst);
   if (bytes == 0) {
     std::vector<Dependency> deps;
     point_dependencies(waits, nwaits, deps);
@@ -273,9 +274,10 @@ rig_point_t submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *b
 rig_point_t submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_t nwaits) {
   refuse_inside_lock();
   require_buffer(b, "the buffer");
-  require(b->alloc->access == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
+  require(access_of(b) == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
   require(waits != nullptr || nwaits == 0, "waits is NULL");
   require_live(b->device);
+  ReadClaim claim(b);
   if (b->length == 0 || host_address(b)) {
     std::vector<Dependency> deps;
     point_dependencies(waits, nwaits, deps);
@@ -338,6 +340,8 @@ rig_status_t rig_buffer_copy(rig_buffer_t *src, rig_buffer_t *dst) {
     check_sides(src, dst);
     require(src->length == dst->length, "the source and destination differ in length");
     rig_box_t row = rig_row(0, 0, src->length);
+    // The claims last until the bytes are there, the wait included.
+    ReadClaim src_claim(src), dst_claim(dst);
     wait_point(submit_copy(src, dst, &row, 1, nullptr, 0));
     return RIG_OK;
   });
@@ -354,6 +358,8 @@ rig_status_t rig_buffer_submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_
 
 rig_status_t rig_buffer_fill(rig_buffer_t *b, uint8_t c) {
   RIG_API_CALL({
+    require_buffer(b, "the buffer");
+    ReadClaim claim(b);
     wait_point(submit_fill(b, c, nullptr, 0));
     return RIG_OK;
   });
@@ -366,7 +372,7 @@ rig_status_t rig_buffer_blit_from_bytes(const void *s, int64_t s_len, int64_t s_
     require(s != nullptr || s_len == 0, "the bytes are NULL");
     require(s_len >= 0 && range_valid(s_len, s_first, n), "the range of the bytes is not valid");
     require(range_valid(b->length, b_first, n), "the range of the buffer is not valid");
-    require(b->alloc->access == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
+    require(access_of(b) == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
     CallerBytes from(s, s_len);
     rig_box_t row = rig_row(s_first, b_first, n);
     wait_point(submit_copy(from.b, b, &row, 1, nullptr, 0));

@@ -48,8 +48,20 @@ bool rig_device::lose(const std::string &why, bool fault) {
   return true;
 }
 
+void rig_device::lose_in_fork_child() {
+  static const std::string forked = "forked";
+  reached_at_loss_ = start;
+  if (!lost_.load(std::memory_order_relaxed)) lost_.store(&forked, std::memory_order_release);
+  // The stop is the parent's: the child counts it as returned without
+  // calling the driver, so the name opens anew; the word never shows the
+  // last value here, so its memory never returns in the child.
+  stop_state_.store(kStopDone, std::memory_order_release);
+  forked_ = true;
+}
+
 uint64_t rig_device::read_word() {
   uint64_t w;
+  if (forked_) return reported.load(std::memory_order_acquire);
   if (facts.own_word) {
     // A lost device's own word is read only once its stop has returned.
     if (is_lost() && !stop_returned()) return reported.load(std::memory_order_acquire);
@@ -165,11 +177,13 @@ void rig_device::stop() {
     drv->stop(fault, submitted.load(std::memory_order_acquire));
   } catch (...) {
     // The stop returned (by raising): mark it done, then answer its error.
+    rig::drop_locals(this);
     g.lock();
     stop_state_.store(kStopDone, std::memory_order_release);
     stop_cv_.notify_all();
     throw;
   }
+  rig::drop_locals(this);
   g.lock();
   stop_state_.store(kStopDone, std::memory_order_release);
   stop_cv_.notify_all();

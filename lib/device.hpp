@@ -18,6 +18,7 @@
 
 namespace rig {
 struct Allocation;
+struct CachedBlock;
 }
 
 struct rig_device {
@@ -47,10 +48,14 @@ struct rig_device {
   // Reclamation: allocations collected but not yet returned, and the cache.
   rig::Mutex reclaim_mu;
   std::vector<rig::Allocation *> collected;
-  std::vector<rig::Allocation *> cache;
+  std::vector<rig::CachedBlock *> cache;
   // Allocations (live, collected or cached) and other holdings that keep the
   // device in its slot after it is closed.
   std::atomic<int64_t> holdings{0};
+
+  // Values per device (Local): each key's value, dropped after the stop.
+  std::mutex locals_mu;
+  std::vector<std::pair<rig_local_key_t *, void *>> locals;
 
   // The reason of its loss, set once; the values reached when it was lost.
   const std::string &lost_reason() const;
@@ -61,6 +66,10 @@ struct rig_device {
   // Loses the device with why, once; later losses keep the first reason.
   // Returns true if this call lost it.
   bool lose(const std::string &why, bool fault);
+  // In a child of fork, with one thread: a driver's device inherited from
+  // the parent is lost ("forked" unless lost before), its points count as
+  // never reached, and rig never calls its driver again.
+  void lose_in_fork_child();
 
   // The last value the device reports: reads its word (or the last value
   // read where the device is lost and its driver's word is not readable).
@@ -101,6 +110,7 @@ struct rig_device {
   std::condition_variable stop_cv_;
   int in_flight_ = 0;
   std::atomic<int> stop_state_{kStopNone};
+  bool forked_ = false;
 };
 
 namespace rig {
@@ -136,5 +146,8 @@ inline void require_live(rig_device_t *d) {
 }
 
 int64_t now_ns();
+
+// Drops d's values per device (after its driver's stop returned).
+void drop_locals(rig_device_t *d);
 
 }  // namespace rig

@@ -39,8 +39,9 @@ rig_status_t access(rig_buffer_t *b, int64_t elem_size, rig_access_fn f, void *c
     refuse_inside_lock();
     require_buffer(b, "the buffer");
     require(f != nullptr, "the function is NULL");
-    if (write) require(b->alloc->access == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
+    if (write) require(access_of(b) == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
     void *p = host_bytes(b, elem_size);
+    ReadClaim claim(b);
     wait_for(b, write);
     static char empty;
     int r = f(p ? p : &empty, b->length, context);
@@ -105,7 +106,10 @@ rig_status_t rig_buffer_export(rig_buffer_t *b, int64_t elem_size, rig_export_t 
     require_buffer(b, "the buffer");
     require(b->alloc->owner->is_host, "only the host's memory can be exported");
     void *p = host_bytes(b, elem_size);
-    wait_for(b, true);
+    {
+      ReadClaim claim(b);
+      wait_for(b, true);
+    }
     auto *e = new rig_export{b->alloc, p, b->length};
     ref(b->alloc);
     b->alloc->outside_claims = true;

@@ -13,7 +13,8 @@ namespace rig {
 namespace {
 
 struct Slot {
-  rig_device_t *current = nullptr;      // the device holding it, if any
+  // The device holding it, if any; read without the lock by fail and fork.
+  std::atomic<rig_device_t *> current{nullptr};
   uint64_t last = 0;                    // the last value its devices were given
   std::vector<rig_device_t *> devices;  // every device that held it, in order
 };
@@ -33,6 +34,12 @@ struct Registry {
   std::vector<Slot> slots = std::vector<Slot>(kSlots);
   int next_free_hint = 0;
 };
+
+// Marks a slot reserved by an open under way.
+rig_device_t *opening() {
+  static rig_device_t *marker = new rig_device();
+  return marker;
+}
 
 Registry &registry() {
   static Registry *r = new Registry();  // lives for the process
@@ -104,8 +111,11 @@ void register_driver(Driver *d) {
 
 Driver *host_driver();  // drivers/host
 
+void install_fork_handlers();  // failure.cpp
+
 rig_device_t *host() {
   static rig_device_t *h = [] {
+    install_fork_handlers();
     Registry &r = registry();
     auto drv = host_driver()->open("CPU", "", 0);
     rig_device_t *d = make_record("CPU", host_driver(), std::move(drv), 0, 0);
@@ -176,6 +186,7 @@ rig_device_t *open_device(const char *name_c, Driver *driver, const char *config
     std::lock_guard<std::mutex> g(r.mu);
     existing = r.names[name].device;
   }
+  if (const char *why = rig_failure()) throw_open(why);
   if (existing) {
     if (existing->driver != driver) throw_invalid(name + " is open with another driver");
     if (!existing->is_lost()) return existing;
@@ -192,7 +203,7 @@ rig_device_t *open_device(const char *name_c, Driver *driver, const char *config
     slot = take_slot(r);
     if (slot < 0) throw_open(name + ": every one of the 65,535 device slots is held");
     start = r.slots[slot].last;
-    r.slots[slot].current = reinterpret_cast<rig_device_t *>(1);  // reserved while opening
+    r.slots[slot].current = opening();  // reserved while opening
     r.names[name].opener = std::this_thread::get_id();
   }
   auto release_slot = [&] {
@@ -225,6 +236,8 @@ rig_device_t *open_device(const char *name_c, Driver *driver, const char *config
     throw;
   }
   rig_device_t *d = make_record(name, driver, std::move(drv), slot, start);
+  // An open that races fail makes a lost device.
+  if (const char *why = rig_failure()) d->lose(why, false);
   std::lock_guard<std::mutex> g(r.mu);
   r.slots[slot].current = d;
   r.slots[slot].devices.push_back(d);
@@ -267,6 +280,17 @@ void probe(rig_probe_fn f, void *context) {
     });
   }
 }
+
+void for_each_open_device(const std::function<void(rig_device_t *)> &f) {
+  Registry &r = registry();
+  for (Slot &s : r.slots) {
+    rig_device_t *d = s.current.load(std::memory_order_acquire);
+    if (d && d != opening()) f(d);
+  }
+}
+
+void lock_registry_for_fork() { registry().mu.lock(); }
+void unlock_registry_after_fork() { registry().mu.unlock(); }
 
 }  // namespace rig
 

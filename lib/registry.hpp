@@ -5,6 +5,7 @@
 #include "device.hpp"
 
 #include <cstdint>
+#include <functional>
 
 namespace rig {
 
@@ -31,5 +32,13 @@ Driver *driver_of_prefix(const std::string &name);
 // Opens name with driver (nullptr: the driver its prefix names).
 rig_device_t *open_device(const char *name, Driver *driver, const char *config);
 void close_device(rig_device_t *d);
+
+// Calls f on each device that holds a slot, without taking a lock.
+void for_each_open_device(const std::function<void(rig_device_t *)> &f);
+
+// Around fork: the parent holds the registry's lock so that the child
+// inherits it unheld.
+void lock_registry_for_fork();
+void unlock_registry_after_fork();
 
 }  // namespace rig

@@ -366,6 +366,97 @@ bool rig_buffer_overlaps(const rig_buffer_t *a, const rig_buffer_t *b);
 /* True iff a and b hold a common byte of one allocation. */
 bool rig_buffer_share_byte(const rig_buffer_t *a, const rig_buffer_t *b);
 
+/* The same answer as rig_buffer_dead, under the name of the specification's
+ * low-level C view. */
+const char *rig_buffer_why(const rig_buffer_t *b);
+
+/* ------------------------------------------------------------------------ */
+/* Claims and early return                                                   */
+/*                                                                           */
+/* A claim records that something reads an allocation, so that a donation   */
+/* (a function writing its result over an argument it no longer needs)      */
+/* writes only memory that nothing else reads.  Host access, copies, blits  */
+/* and fills hold a read claim for their duration.  Caller memory           */
+/* (of_memory), exported memory and memory shared with rig_claim_share are  */
+/* outside the claims: free and exclusive holds never take them.            */
+
+/* The answers of rig_buffer_claim. */
+typedef enum rig_claim {
+  RIG_CLAIMED = 0,         /* claimed; the work the access follows is done    */
+  RIG_CLAIM_WAIT = 1,      /* claimed; call rig_buffer_wait before the access */
+  RIG_CLAIM_DEAD = 2,      /* the buffer is dead; nothing claimed             */
+  RIG_CLAIM_EXCLUSIVE = 3, /* another holds the memory exclusive; nothing claimed */
+  RIG_CLAIM_READ_ONLY = 4, /* a write of a buffer that admits only Read; nothing claimed */
+  RIG_CLAIM_INVALID = 5,   /* b is NULL or access unknown; nothing claimed    */
+} rig_claim_t;
+
+/* Takes a read claim on b's memory for an access of kind access by C code
+ * that uses rig_buffer_host's bytes; end it with rig_buffer_release.  While
+ * it is held, rig_buffer_free of the memory is false.  A claim on a Read
+ * access depends on every device's last write, one on Read_write on every
+ * use (Memory after a loss).  Takes no lock. */
+rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access);
+/* Ends a claim rig_buffer_claim took on b.  Takes no lock. */
+void rig_buffer_release(rig_buffer_t *b);
+
+/* Begins a hold of b's memory (the spec's Claim.with_): *exclusive is true
+ * iff it is the only claim on the memory, in which case other claims,
+ * borrows on other devices and submits of the memory are refused
+ * (RIG_EINVAL) until rig_claim_consume or rig_claim_end.  The hold depends
+ * on what a write would (RIG_ELOST where Memory after a loss says).
+ * RIG_EINVAL if b is dead or its memory is outside the claims. */
+rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive);
+/* Ends a hold that rig_claim_begin took on b's memory. */
+rig_status_t rig_claim_end(rig_buffer_t *b);
+/* Under a hold of b's memory, makes every buffer made over the memory
+ * until now dead with the reason why, and *out a new buffer over b's
+ * bytes that admits only Read unless the hold was exclusive.  The memory
+ * stays held.  RIG_EINVAL if b is dead or no hold of rig_claim_begin holds
+ * the memory. */
+rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **out);
+/* Takes b's memory out of the claims for good (the spec's Claim.share). */
+rig_status_t rig_claim_share(rig_buffer_t *b);
+
+/* Tries to return b's memory early.  *freed is false, changing nothing, if
+ * b does not span its memory, a claim holds it, or it is outside the
+ * claims.  Otherwise the memory is consumed with why ("freed" if NULL), so
+ * every buffer over it is dead, it returns once the work using it is done,
+ * and *freed is true.  RIG_EINVAL if b is dead. */
+rig_status_t rig_buffer_free(rig_buffer_t *b, const char *why, bool *freed);
+/* Tries to end the borrow b early.  *ended is false, changing nothing,
+ * while a claim through the borrow or one of its views keeps it.
+ * Otherwise every buffer of the borrow is dead with why ("unborrowed" if
+ * NULL), the memory and its other buffers live on, and the borrow's hold
+ * of its mapping ends.  RIG_EINVAL if b is dead, is not a borrow on a
+ * device other than its memory's owner, or is a view of part of one. */
+rig_status_t rig_buffer_unborrow(rig_buffer_t *b, const char *why, bool *ended);
+
+/* ------------------------------------------------------------------------ */
+/* Failure of the process and values per device                             */
+
+/* Fails the process: every device but the host that is not lost is lost
+ * with why, and every open that starts afterwards answers RIG_EOPEN with
+ * why.  Runs no stop.  Only the first call acts.  Takes no lock. */
+rig_status_t rig_fail(const char *why);
+/* The reason of the process's failure, or NULL.  Takes no lock. */
+const char *rig_failure(void);
+
+typedef struct rig_local_key rig_local_key_t;
+/* Makes a key's value for device d; NULL is a value like any other. */
+typedef void *(*rig_local_init_fn)(rig_device_t *d, void *context);
+/* Drops a key's value once its device's stop has returned. */
+typedef void (*rig_local_drop_fn)(void *value, void *context);
+
+/* A new key whose value on a device init makes at the first rig_local_get
+ * on that device; drop (if not NULL) drops it once the device's driver's
+ * stop has returned, before the close that ran the stop returns.  Keys
+ * live for the process.  NULL if init is NULL.  Takes no lock. */
+rig_local_key_t *rig_local_new_key(rig_local_init_fn init, rig_local_drop_fn drop, void *context);
+/* *out is key's value on d, made by init at the first get on d.  A
+ * reopened name is a new device with values of its own.  RIG_ELOST if d is
+ * lost and the value was never made. */
+rig_status_t rig_local_get(rig_local_key_t *key, rig_device_t *d, void **out);
+
 /* ------------------------------------------------------------------------ */
 /* Host access                                                               */
 

@@ -1,0 +1,188 @@
+// Claims: read claims, holds that may take memory exclusive, consumption,
+// and the early returns free and unborrow.
+#include "buffer.hpp"
+
+using namespace rig;
+
+namespace {
+
+// Counts a claim (+1) or its end (-1) on b's memory and on the borrow it
+// goes through.  With the allocation's lock held.
+void count_claim(rig_buffer_t *b, int delta) {
+  b->alloc->readers += delta;
+  if (b->borrow) b->borrow->claims += delta;
+}
+
+// Makes every buffer over a's memory made until now dead with why.
+void consume(Allocation *a, const char *why, const char *fallback) {
+  auto *reason = new std::string(why ? why : fallback);
+  a->deaths.push_back(reason);
+  a->generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
+}  // namespace
+
+namespace rig {
+
+void require_not_exclusive(const rig_buffer_t *b) {
+  Guard g(b->alloc->mu);
+  if (b->alloc->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
+}
+
+ReadClaim::ReadClaim(rig_buffer_t *b) : b_(b) {
+  Guard g(b->alloc->mu);
+  if (b->alloc->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
+  count_claim(b, +1);
+}
+
+ReadClaim::~ReadClaim() {
+  Guard g(b_->alloc->mu);
+  count_claim(b_, -1);
+}
+
+}  // namespace rig
+
+extern "C" {
+
+rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access) {
+  if (!b || (access != RIG_ACCESS_READ && access != RIG_ACCESS_READ_WRITE)) return RIG_CLAIM_INVALID;
+  if (dead_reason(b)) return RIG_CLAIM_DEAD;
+  if (access == RIG_ACCESS_READ_WRITE && access_of(b) == RIG_ACCESS_READ) return RIG_CLAIM_READ_ONLY;
+  {
+    Guard g(b->alloc->mu);
+    if (b->alloc->exclusive) return RIG_CLAIM_EXCLUSIVE;
+    count_claim(b, +1);
+  }
+  try {
+    return stamps_reached(b->alloc, access == RIG_ACCESS_READ_WRITE) ? RIG_CLAIMED : RIG_CLAIM_WAIT;
+  } catch (...) {
+    // A lost device the access depends on: rig_buffer_wait answers it.
+    return RIG_CLAIM_WAIT;
+  }
+}
+
+void rig_buffer_release(rig_buffer_t *b) {
+  if (!b) return;
+  Guard g(b->alloc->mu);
+  if (b->alloc->readers > 0) count_claim(b, -1);
+}
+
+rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(exclusive != nullptr, "exclusive is NULL");
+    *exclusive = false;
+    require_buffer(b, "the buffer");
+    Allocation *a = b->alloc;
+    require(!a->outside_claims.load(), "the buffer's memory is outside the claims");
+    // A hold depends on what a write would.
+    std::vector<Dependency> deps;
+    dependencies(a, true, nullptr, deps);
+    Guard g(a->mu);
+    if (a->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
+    *exclusive = a->readers == 0 && a->holders == 0;
+    a->holders++;
+    if (b->borrow) b->borrow->claims++;
+    a->exclusive = *exclusive;
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_claim_end(rig_buffer_t *b) {
+  RIG_API_CALL({
+    require(b != nullptr, "the buffer is NULL");
+    Allocation *a = b->alloc;
+    Guard g(a->mu);
+    require(a->holders > 0, "no hold holds the buffer's memory");
+    a->holders--;
+    if (b->borrow && b->borrow->claims > 0) b->borrow->claims--;
+    if (a->holders == 0) a->exclusive = false;
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = nullptr;
+    require_buffer(b, "the buffer");
+    Allocation *a = b->alloc;
+    auto *fresh = new rig_buffer();
+    {
+      Guard g(a->mu);
+      if (a->holders == 0) {
+        delete fresh;
+        throw_invalid("no hold holds the buffer's memory");
+      }
+      consume(a, why, "consumed");
+      // The result admits only Read unless the hold was exclusive; the
+      // memory stays held, no longer exclusive.
+      fresh->read_only = !a->exclusive || b->read_only;
+      a->exclusive = false;
+      ref(a);
+      fresh->alloc = a;
+      fresh->device = b->device;
+      fresh->offset = b->offset;
+      fresh->length = b->length;
+      fresh->borrowed = b->borrowed;
+      fresh->generation = a->generation.load();
+    }
+    if (b->borrow) fresh->borrow = rig_buffer_ref(b->borrow);
+    *out = fresh;
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_claim_share(rig_buffer_t *b) {
+  RIG_API_CALL({
+    require_buffer(b, "the buffer");
+    b->alloc->outside_claims.store(true);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_free(rig_buffer_t *b, const char *why, bool *freed) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(freed != nullptr, "freed is NULL");
+    *freed = false;
+    require_buffer(b, "the buffer");
+    Allocation *a = b->alloc;
+    if (b->offset != 0 || b->length != a->bytes || a->outside_claims.load()) return RIG_OK;
+    {
+      Guard g(a->mu);
+      if (a->readers > 0 || a->holders > 0) return RIG_OK;
+      consume(a, why, "freed");
+    }
+    collect_early(a);
+    *freed = true;
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_buffer_unborrow(rig_buffer_t *b, const char *why, bool *ended) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(ended != nullptr, "ended is NULL");
+    *ended = false;
+    require_buffer(b, "the buffer");
+    rig_buffer_t *root = b->borrow;
+    require(root != nullptr && root->device != b->alloc->owner, "the buffer is not a borrow on another device");
+    require(b->offset == root->offset && b->length == root->length, "the buffer is a view of part of a borrow");
+    Mapping *m;
+    {
+      Guard g(b->alloc->mu);
+      if (root->claims > 0) return RIG_OK;
+      if (root->unborrowed.load()) throw_invalid("the borrow has ended");
+      root->unborrowed.store(new std::string(why ? why : "unborrowed"), std::memory_order_release);
+      m = root->mapping;
+      root->mapping = nullptr;
+    }
+    // The borrow's hold of its mapping ends as at its collection.
+    if (m) release_mapping(b->alloc, m);
+    *ended = true;
+    return RIG_OK;
+  });
+}
+
+}  // extern "C"
