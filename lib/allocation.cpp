@@ -71,31 +71,35 @@ void release_part(Allocation *a) {
 // driver; the record goes once no buffer refers to it.
 void move_memory(Allocation *a, bool to_cache) {
   rig_device_t *owner = a->owner;
-  Guard g(a->mu);
-  if (to_cache) {
-    auto *c = new CachedBlock{a->region, a->loc, a->host, a->bytes, a->charged, a->charged_to, a->kind,
-                              std::move(a->mappings)};
-    Guard cg(owner->reclaim_mu);
-    owner->cache.push_back(c);
-  } else {
-    free_region(owner, a->region, a->mappings);
-    if (a->release) a->release(a->release_context);
-    if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
-    owner->holdings.fetch_sub(1);
+  CachedBlock *cached = nullptr;
+  {
+    Guard g(a->mu);
+    if (to_cache) {
+      cached = new CachedBlock{a->region, a->loc, a->host, a->bytes, a->charged, a->charged_to, a->kind,
+                               std::move(a->mappings)};
+    } else {
+      free_region(owner, a->region, a->mappings);
+      if (a->release) a->release(a->release_context);
+      if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
+      owner->holdings.fetch_sub(1);
+    }
+    a->region = nullptr;
   }
-  a->region = nullptr;
+  // The device's lock is never taken under an allocation's.
+  if (cached) {
+    Guard g(owner->reclaim_mu);
+    owner->cache.push_back(cached);
+  }
 }
 
-// True iff every point of a's stamps is reached or, on a lost device,
-// reported: dropped values count for the return of memory.
+}  // namespace
+
 bool work_done(Allocation *a) {
   Guard g(a->mu);
   for (const Stamp &s : a->stamps)
     if (s.device->read_word() < s.use) return false;
   return true;
 }
-
-}  // namespace
 
 void dependencies(Allocation *a, bool write, rig_device_t *except, std::vector<Dependency> &out) {
   if (a->owner->is_lost()) throw_lost(a->owner);
@@ -210,9 +214,12 @@ void reclaim_round(rig_device_t *budget_device, int round) {
   // Wait for the work that holds back collected memory, then free the cache.
   std::vector<std::pair<rig_device_t *, uint64_t>> waits;
   {
+    // Locks nest in this order only: a device's, then an allocation's.
     Guard g(budget_device->reclaim_mu);
-    for (Allocation *a : budget_device->collected)
+    for (Allocation *a : budget_device->collected) {
+      Guard ga(a->mu);
       for (const Stamp &s : a->stamps) waits.push_back({s.device, s.use});
+    }
   }
   for (auto &[dev, v] : waits) {
     try {
@@ -377,20 +384,21 @@ void release_mapping(Allocation *a, Mapping *m) {
 }
 
 void move_collected(rig_device_t *d) {
-  std::vector<Allocation *> done;
+  // A lost device's memory returns only once it has stopped.
+  if (d->is_lost() && !d->stopped()) return;
+  std::vector<Allocation *> candidates;
   {
     Guard g(d->reclaim_mu);
-    if (d->collected.empty()) return;
-    // A lost device's memory returns only once it has stopped.
-    if (d->is_lost() && !d->stopped()) return;
-    auto keep = d->collected.begin();
-    for (Allocation *a : d->collected) {
-      if (work_done(a))
-        done.push_back(a);
-      else
-        *keep++ = a;
-    }
-    d->collected.erase(keep, d->collected.end());
+    candidates.swap(d->collected);
+  }
+  if (candidates.empty()) return;
+  // Checked without the device's lock: an allocation's lock is never taken
+  // under it.
+  std::vector<Allocation *> done, waiting;
+  for (Allocation *a : candidates) (work_done(a) ? done : waiting).push_back(a);
+  if (!waiting.empty()) {
+    Guard g(d->reclaim_mu);
+    d->collected.insert(d->collected.end(), waiting.begin(), waiting.end());
   }
   for (Allocation *a : done) {
     bool cache = a->region && !a->release && !d->is_lost() && !a->outside_claims.load() &&

@@ -95,6 +95,9 @@ void dependencies(Allocation *a, bool write, rig_device_t *except, std::vector<D
 void wait_all(const std::vector<Dependency> &deps);
 // Records that (d, v) reads (write false) or writes the allocation.
 void add_stamp(Allocation *a, rig_device_t *d, uint64_t v, bool write);
+// True iff every point of a's stamps is reached or, on a lost device,
+// reported: dropped values count for the return of memory.
+bool work_done(Allocation *a);
 // True iff the host may use the memory without waiting.
 bool stamps_reached(Allocation *a, bool write);
 

@@ -112,11 +112,40 @@ void rig_device::commit_to(uint64_t value) {
   committed.store(last, std::memory_order_release);
 }
 
+bool rig_device::spread_loss(int depth) {
+  if (is_lost()) return true;
+  std::vector<QueueWait> pending;
+  {
+    Guard g(queue_waits_mu);
+    if (queue_waits.empty()) return false;
+    uint64_t word = reported.load(std::memory_order_acquire);
+    std::erase_if(queue_waits, [&](const QueueWait &w) { return word >= w.my_value; });
+    pending = queue_waits;
+  }
+  for (const QueueWait &w : pending) {
+    // Along chains of waits: the device waited on may itself be waiting on
+    // a lost one.
+    if (depth < 64 && !w.on->is_lost()) w.on->spread_loss(depth + 1);
+    if (w.on->is_lost() && w.on_value > w.on->reached_at_loss()) {
+      lose(w.on->name + " lost", false);
+      return true;
+    }
+  }
+  return false;
+}
+
 void rig_device::check_hang(uint64_t word) {
   if (!facts.hang_ms) return;
+  // A queue that waits for another device's unreached point is idle.
+  bool waiting_on_other = false;
+  {
+    Guard g(queue_waits_mu);
+    for (const QueueWait &w : queue_waits)
+      if (word < w.my_value && w.on->reported.load(std::memory_order_acquire) < w.on_value) waiting_on_other = true;
+  }
   Guard g(hang_mu_);
   int64_t now = rig::now_ns();
-  bool idle = word >= committed.load(std::memory_order_acquire);
+  bool idle = waiting_on_other || word >= committed.load(std::memory_order_acquire);
   if (clock_start_ns_ == 0 || word != clock_value_ || idle) {
     clock_start_ns_ = now;
     clock_value_ = word;
@@ -133,6 +162,7 @@ void rig_device::wait(uint64_t value) {
   for (;;) {
     uint64_t word = read_word();
     if (reached(value)) return;
+    spread_loss();
     check_hang(word);
     if (reached(value)) return;
     rig::check_interrupt();

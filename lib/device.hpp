@@ -53,6 +53,19 @@ struct rig_device {
   // device in its slot after it is closed.
   std::atomic<int64_t> holdings{0};
 
+  // The waits of its queue on other devices' values, until it passes them:
+  // a loss spreads along them (rig.txt, Loss).
+  struct QueueWait {
+    rig_device *on;
+    uint64_t on_value;
+    uint64_t my_value;
+  };
+  rig::Mutex queue_waits_mu;
+  std::vector<QueueWait> queue_waits;
+  // Loses the device with "NAME lost" if its queue waits for a value that a
+  // lost device NAME never reached; returns true if it is lost.
+  bool spread_loss(int depth = 0);
+
   // Values per device (Local): each key's value, dropped after the stop.
   std::mutex locals_mu;
   std::vector<std::pair<rig_local_key_t *, void *>> locals;

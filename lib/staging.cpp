@@ -30,13 +30,6 @@ Pool &pool() {
   return *p;
 }
 
-bool work_done(Allocation *a) {
-  Guard g(a->mu);
-  for (const Stamp &s : a->stamps)
-    if (s.device->read_word() < s.use) return false;
-  return true;
-}
-
 void wait_work(Allocation *a) {
   std::vector<Dependency> deps;
   dependencies(a, true, nullptr, deps);

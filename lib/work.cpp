@@ -34,6 +34,11 @@ namespace {
 
 constexpr int kGrowTries = 4;
 
+// True iff d's queue waits for dep on the device, reading dep's word.
+bool waits_on_queue(const rig_device_t *d, const Dependency &dep) {
+  return d->facts.queue_waits && !dep.device->facts.own_word && !dep.device->is_host;
+}
+
 // Asks room until the work fits, growing the queues where the driver asks.
 // Called with d's submit lock held; releases it while it waits for room.
 void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, const rig_edge_work_t &w) {
@@ -75,7 +80,7 @@ uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts,
   std::vector<rig_edge_wait_t> queue_waits;
   for (const Dependency &dep : deps) {
     if (dep.device == d) continue;  // device order
-    if (d->facts.queue_waits && !dep.device->facts.own_word && !dep.device->is_host) {
+    if (waits_on_queue(d, dep)) {
       // The queue waits on the other device's word; its work is committed
       // first so the wait can end.
       dep.device->commit_to(dep.value);
@@ -114,6 +119,12 @@ uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts,
     } catch (const std::exception &e) {
       d->lose(e.what(), true);
     }
+  }
+  if (!queue_waits.empty()) {
+    Guard g(d->queue_waits_mu);
+    for (const Dependency &dep : deps)
+      if (dep.device != d && waits_on_queue(d, dep))
+        d->queue_waits.push_back({dep.device, dep.value, v});
   }
   for (const Use &u : uses) add_stamp(u.alloc, d, v, u.write);
   if (d->is_lost()) throw_lost(d);

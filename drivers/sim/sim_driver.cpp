@@ -9,6 +9,10 @@
 //   budget=BYTES   the device's budget (default 1G)
 //   commit_every=K the driver commits on its own every K values (default 8)
 //   queue_waits=0  make submit wait for other devices on the host
+//   hang_ms=N      the hang bound the device declares (default 5000)
+// Tests inject faults through the capability of sim_inject.h.
+#include "sim_inject.h"
+
 #include "../../lib/driver.hpp"
 #include "../../lib/host_facts.hpp"
 #include "../common/host_memory.hpp"
@@ -28,7 +32,7 @@ namespace rig {
 namespace {
 
 struct Knobs {
-  int64_t count, latency_us, budget, commit_every;
+  int64_t count, latency_us, budget, commit_every, hang_ms;
   double copy_gbps;
   bool queue_waits;
   explicit Knobs(const std::string &config) {
@@ -39,10 +43,11 @@ struct Knobs {
     count = pick_int("count", 2);
     latency_us = pick_int("latency_us", 0);
     commit_every = pick_int("commit_every", 8);
+    hang_ms = pick_int("hang_ms", 5000);
     queue_waits = pick_int("queue_waits", 1) != 0;
     budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
     copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
-    if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0)
+    if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0 || hang_ms < 1)
       throw std::runtime_error("a RIG_SIM knob is out of range");
   }
 };
@@ -74,7 +79,16 @@ struct Engine {
   bool stopping = false;
   uint64_t last = 0;  // the value a stop writes once no work runs
   Knobs knobs;
-  explicit Engine(const Knobs &k) : knobs(k) {}
+  std::atomic<int64_t> latency_us;
+  // Injected faults (sim_inject.h).
+  uint64_t fault_value = UINT64_MAX;
+  uint64_t hang_value = UINT64_MAX;
+  std::string fault_why;
+  bool faulted = false;
+  int fail_submits = 0, fail_commits = 0, sleeps_raise = 0, allocs_fail = 0;
+  bool allocs_raise = false;
+  std::atomic<int64_t> stops{0}, frees{0}, maps{0};
+  explicit Engine(const Knobs &k) : knobs(k), latency_us(k.latency_us) {}
 };
 
 void raise_word(Engine &e, uint64_t v) {
@@ -120,9 +134,20 @@ void run(std::shared_ptr<Engine> engine) {
       e.ready.pop_front();
     }
     if (!wait_words(e, w)) break;
+    {
+      // An injected fault or hang: the work never completes, and the
+      // queue runs nothing more until the stop.
+      std::unique_lock<std::mutex> g(e.mu);
+      if (w.value >= e.fault_value || w.value >= e.hang_value) {
+        if (w.value >= e.fault_value) e.faulted = true;
+        e.moved.notify_all();
+        e.cv.wait(g, [&] { return e.stopping; });
+        break;
+      }
+    }
     auto start = std::chrono::steady_clock::now();
     for (const rig_edge_part_t &p : w.parts) run_part_on_host(p);
-    auto took = std::chrono::microseconds(e.knobs.latency_us);
+    auto took = std::chrono::microseconds(e.latency_us.load());
     if (e.knobs.copy_gbps > 0) took += std::chrono::microseconds(static_cast<int64_t>(w.bytes / (e.knobs.copy_gbps * 1e3)));
     std::this_thread::sleep_until(start + took);
     raise_word(e, w.value);
@@ -139,13 +164,16 @@ class SimDevice final : public DriverDevice {
     facts_.alignment = 256;
     facts_.cache_bytes = int64_t{4} << 20;
     facts_.budget = knobs.budget;
-    facts_.hang_ms = 5000;
+    facts_.hang_ms = knobs.hang_ms;
     facts_.maps_host = true;
     facts_.queue_waits = knobs.queue_waits;
     facts_.queues = {"COMPUTE:0", "COPY:0"};
     facts_.copy_engine = 1;
     facts_.commit_every = static_cast<uint64_t>(knobs.commit_every);
     facts_.word = &engine_->word;
+    inject_ = {sizeof inject_, this, fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
+               set_latency_us, stops, frees, maps};
+    facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
     worker_ = std::thread(run, engine_);
     worker_.detach();
   }
@@ -153,12 +181,22 @@ class SimDevice final : public DriverDevice {
   const Facts &facts() const override { return facts_; }
 
   Region alloc(Memory, int64_t n) override {
+    {
+      Engine &e = *engine_;
+      std::lock_guard<std::mutex> g(e.mu);
+      if (e.allocs_fail > 0) {
+        e.allocs_fail--;
+        if (e.allocs_raise) throw std::runtime_error("injected: alloc raised");
+        return nullptr;
+      }
+    }
     HostBlock *b = host_block_alloc(n, 256);
     if (!b) return nullptr;
     return new SimRegion{b, b->address};
   }
   void free(Region r) override {
     auto *region = static_cast<SimRegion *>(r);
+    engine_->frees++;
     host_block_free(region->block);
     delete region;
   }
@@ -167,9 +205,13 @@ class SimDevice final : public DriverDevice {
   }
   bool peer(const DriverDevice &other) const override { return dynamic_cast<const SimDevice *>(&other) != nullptr; }
   Region map_peer(DriverDevice &, Region r) override {
+    engine_->maps++;
     return new SimRegion{nullptr, static_cast<SimRegion *>(r)->address};
   }
-  Region map_host(void *p, int64_t) override { return new SimRegion{nullptr, p}; }
+  Region map_host(void *p, int64_t) override {
+    engine_->maps++;
+    return new SimRegion{nullptr, p};
+  }
 
   void submit(const rig_edge_work_t &w) override {
     Work work;
@@ -186,6 +228,11 @@ class SimDevice final : public DriverDevice {
     }
     Engine &e = *engine_;
     std::lock_guard<std::mutex> g(e.mu);
+    if (e.faulted) throw Fault(e.fault_why);
+    if (e.fail_submits > 0) {
+      e.fail_submits--;
+      throw Fault("injected: submit failed");
+    }
     e.held.push_back(std::move(work));
     if (e.held.size() >= static_cast<size_t>(e.knobs.commit_every)) release_held();
   }
@@ -193,18 +240,30 @@ class SimDevice final : public DriverDevice {
   void commit(uint64_t value) override {
     Engine &e = *engine_;
     std::lock_guard<std::mutex> g(e.mu);
+    if (e.fail_commits > 0) {
+      e.fail_commits--;
+      throw Fault("injected: commit failed");
+    }
     if (!e.held.empty() && e.held.front().value <= value) release_held();
   }
 
   void sleep(uint64_t seen, int64_t still_ms) override {
     Engine &e = *engine_;
     std::unique_lock<std::mutex> g(e.mu);
+    if (e.sleeps_raise > 0) {
+      e.sleeps_raise--;
+      throw std::runtime_error("injected: sleep raised");
+    }
+    rig_unblock();
     e.moved.wait_for(g, std::chrono::milliseconds(still_ms),
-                     [&] { return e.word.load(std::memory_order_acquire) != seen; });
+                     [&] { return e.faulted || e.word.load(std::memory_order_acquire) != seen; });
+    rig_block();
+    if (e.faulted) throw Fault(e.fault_why);
   }
 
   void stop(const std::optional<std::string> &, uint64_t last) override {
     Engine &e = *engine_;
+    e.stops++;
     {
       std::lock_guard<std::mutex> g(e.mu);
       e.held.clear();  // uncommitted work never runs
@@ -225,8 +284,43 @@ class SimDevice final : public DriverDevice {
     e.cv.notify_all();
   }
 
+  // The injection capability's functions.
+  static Engine &engine(void *device) { return *static_cast<SimDevice *>(device)->engine_; }
+  template <class F>
+  static void locked(void *device, F f) {
+    Engine &e = engine(device);
+    {
+      std::lock_guard<std::mutex> g(e.mu);
+      f(e);
+    }
+    e.cv.notify_all();
+    e.moved.notify_all();
+  }
+  static void fault_at(void *d, uint64_t v, const char *why) {
+    locked(d, [&](Engine &e) {
+      e.fault_value = v;
+      e.fault_why = why ? why : "injected fault";
+      if (e.word.load() >= v) e.faulted = true;
+    });
+  }
+  static void hang_at(void *d, uint64_t v) { locked(d, [&](Engine &e) { e.hang_value = v; }); }
+  static void fail_submits(void *d, int n) { locked(d, [&](Engine &e) { e.fail_submits = n; }); }
+  static void fail_commits(void *d, int n) { locked(d, [&](Engine &e) { e.fail_commits = n; }); }
+  static void sleeps_raise(void *d, int n) { locked(d, [&](Engine &e) { e.sleeps_raise = n; }); }
+  static void allocs_fail(void *d, int n, int raise) {
+    locked(d, [&](Engine &e) {
+      e.allocs_fail = n;
+      e.allocs_raise = raise != 0;
+    });
+  }
+  static void set_latency_us(void *d, int64_t us) { engine(d).latency_us.store(us); }
+  static int64_t stops(void *d) { return engine(d).stops.load(); }
+  static int64_t frees(void *d) { return engine(d).frees.load(); }
+  static int64_t maps(void *d) { return engine(d).maps.load(); }
+
   std::shared_ptr<Engine> engine_;
   Facts facts_;
+  rig_sim_inject_t inject_;
   std::thread worker_;
 };
 

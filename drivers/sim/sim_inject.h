@@ -1,0 +1,43 @@
+/* Fault injection into sim devices, for tests only: not part of rig.h.
+ * A sim device declares this record under the capability key
+ * RIG_SIM_INJECT_KEY (rig_device_capability). */
+#ifndef RIG_SIM_INJECT_H
+#define RIG_SIM_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RIG_SIM_INJECT_KEY "sim.inject"
+
+typedef struct rig_sim_inject {
+  size_t size;
+  void *device; /* the sim device: pass it to every function below */
+  /* The work of value (and every later one) never completes: the worker
+   * stops at it, and the device faults with why: sleep and submit raise. */
+  void (*fault_at)(void *device, uint64_t value, const char *why);
+  /* The work of value never completes and nothing reports it: a hang. */
+  void (*hang_at)(void *device, uint64_t value);
+  /* The next n submits (commits) fail to take (release) the work. */
+  void (*fail_submits)(void *device, int n);
+  void (*fail_commits)(void *device, int n);
+  /* The next n sleeps raise an error that is not a fault. */
+  void (*sleeps_raise)(void *device, int n);
+  /* The next n allocs answer no memory (none) or raise (raise != 0). */
+  void (*allocs_fail)(void *device, int n, int raise);
+  /* Every later value's work takes at least us microseconds. */
+  void (*set_latency_us)(void *device, int64_t us);
+  /* Counters: driver calls rig made. */
+  int64_t (*stops)(void *device);
+  int64_t (*frees)(void *device);
+  int64_t (*maps)(void *device);
+} rig_sim_inject_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
