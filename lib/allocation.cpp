@@ -75,6 +75,8 @@ void move_memory(Allocation *a, bool to_cache) {
   {
     Guard g(a->mu);
     if (to_cache) {
+      // Borrows of memory freed early are dead: their holds end here.
+      for (auto &m : a->mappings) m->borrows = 0;
       cached = new CachedBlock{a->region, a->loc, a->host, a->bytes, a->charged, a->charged_to, a->kind,
                                std::move(a->mappings)};
     } else {
@@ -84,6 +86,7 @@ void move_memory(Allocation *a, bool to_cache) {
       owner->holdings.fetch_sub(1);
     }
     a->region = nullptr;
+    a->memory_moved = true;
   }
   // The device's lock is never taken under an allocation's.
   if (cached) {
@@ -365,7 +368,8 @@ void release_mapping(Allocation *a, Mapping *m) {
   Region region = nullptr;
   {
     Guard g(a->mu);
-    if (--m->borrows > 0 || m->kept) return;
+    // Memory freed early took its mappings along.
+    if (a->memory_moved || --m->borrows > 0 || m->kept) return;
     // The mapping goes back once the borrowing device has run the work
     // submitted until now; until then the allocation's collection frees it.
     if (!m->region || d->read_word() < d->submitted.load()) return;

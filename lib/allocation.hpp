@@ -61,6 +61,7 @@ struct Allocation {
   std::atomic<bool> outside_claims{false};
   rig_access_t access = RIG_ACCESS_READ_WRITE;
   bool collected = false;                // on its owner's collected list (mu)
+  bool memory_moved = false;             // its memory went to the cache or driver (mu)
   rig_release_fn release = nullptr;  // caller memory
   void *release_context = nullptr;
 

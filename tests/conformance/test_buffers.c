@@ -1,33 +1,36 @@
 /* Conformance: buffers.
  *
  * rig-buffer.txt's sections Buffers, Making buffers and Properties, the Low
- * level calls rig.h has (rig_buffer_host, rig_buffer_bytes, rig_buffer_span,
- * rig_buffer_aligned, rig_buffer_handle), and rig.txt's Words.  Each test
- * runs on the host, on every device RIG_TEST_DEVICES names, and on a memory
- * device of this file's own ("MEM:20"); "MEM:41" is closed to lose it.
- * Host access (read, write, wait, reached, export) is test_host_access.c's.
+ * level calls of rig.h (rig_buffer_host, rig_buffer_bytes, rig_buffer_span,
+ * rig_buffer_why, rig_buffer_claim, rig_buffer_release, rig_buffer_aligned,
+ * rig_buffer_handle), and rig.txt's Words.  Each test runs on the host, on
+ * every device RIG_TEST_DEVICES names, and on a memory device of this
+ * file's own ("MEM:20"); "MEM:41" is closed to lose it.  Host access (read,
+ * write, wait, reached, export) is test_host_access.c's.
  *
  * Asserts:
  *   Buffers:      BUF-01 BUF-04 BUF-12
  *   Making:       BUF-15 BUF-16 BUF-18 (host-addressed result) BUF-19 BUF-20
  *                 BUF-21 BUF-22 BUF-23 BUF-24 BUF-25 BUF-26 BUF-28 BUF-29
- *                 BUF-31 BUF-33 BUF-34 BUF-36 BUF-44 BUF-46 BUF-47 BUF-48
- *                 BUF-49 BUF-50 BUF-52 BUF-53 BUF-54 BUF-59, PROP-25 MACH-16
- *                 MACH-18
- *   Properties:   BPROP-01 (live buffers) BPROP-02 BPROP-03 BPROP-04 BPROP-06
- *                 BPROP-07 BPROP-08 BPROP-09 BPROP-10 BPROP-11 BPROP-13
- *                 BPROP-19
- *   Low level:    LOW-02 LOW-03 LOW-04 LOW-13 LOW-14 LOW-19 LOW-33 LOW-34
- *                 LOW-36
+ *                 BUF-31 BUF-33 BUF-34 BUF-35 BUF-36 BUF-44 BUF-45 BUF-46
+ *                 BUF-47 BUF-48 BUF-49 BUF-50 BUF-52 BUF-53 BUF-54 BUF-57
+ *                 BUF-59 BUF-66 BUF-67 BUF-70, PROP-25 MACH-16 MACH-18
+ *   Properties:   BPROP-01 BPROP-02 BPROP-03 BPROP-04 BPROP-06 BPROP-07
+ *                 BPROP-08 BPROP-09 BPROP-10 BPROP-11 BPROP-13 BPROP-19
+ *                 BPROP-20
+ *   Low level:    LOW-01 LOW-02 LOW-03 LOW-04 LOW-05 LOW-06 LOW-07 LOW-08
+ *                 LOW-13 LOW-14 LOW-17 LOW-19 LOW-33 LOW-34 LOW-35 LOW-36
  *   Words:        WORD-01 WORD-02 WORD-03 WORD-05 WORD-06 WORD-07 WORD-08
  *                 (the whole-word write fails under ASan only) WORD-09 WORD-10
  *
  * Not reached here, and why:
  *   BUF-02 BUF-14 BUF-55: host access orders them: test_host_access.c.
- *   BUF-03 BUF-35 BUF-45 BUF-57 BUF-58 BUF-63..80, BPROP-05 BPROP-20
- *     BPROP-21, LOW-17 LOW-35: dead buffers, claims, free, unborrow and
- *     consume are Core II, which rig.h does not have yet (every property on
- *     an unref'd buffer is a use after free, not a dead buffer).
+ *   BUF-03 BUF-58 BUF-63..65 BUF-68 BUF-69 BUF-71..80, BPROP-05 BPROP-14
+ *     BPROP-21: the semantics of claims, consume, free and unborrow (Core
+ *     II) are outside this file's brief; it uses free only to make dead
+ *     buffers and claims only as the Low level calls.
+ *   BPROP-15..18: Read-only buffers come only from rig_claim_consume
+ *     (Core II, as above) and of_io.
  *   BUF-05 WORD-04: submissions and their parts are not in rig.h yet.
  *   BUF-06..11 BUF-56: which driver mappings are made and freed is not
  *     observable through rig.h: needs an instrumented driver.
@@ -38,9 +41,6 @@
  *   BUF-32 BUF-60 BUF-61: need driver faults or a driver without room for
  *     mappings (sim suite).
  *   BUF-51: needs a driver that never maps some pages (GPU suite).
- *   BPROP-14..18: Read-only buffers come only from Claim.consume and of_io.
- *   LOW-01 LOW-05..08: rig.h has no rig_buffer_why (it has rig_buffer_dead),
- *     rig_buffer_claim nor rig_buffer_release.
  *   LOW-09 LOW-15 LOW-16 LOW-20: need handle-only memory; host, memory and
  *     sim devices give addresses.
  *   LOW-21..32: rig.h has no rig_buffer_dma.
@@ -160,10 +160,10 @@ static rig_buffer_t *borrow(rig_device_t *d, rig_buffer_t *b) {
 
 /* ---- Properties and bytes --------------------------------------------- */
 
-/* The properties every live Read_write buffer answers (BPROP-01, BPROP-11,
- * BPROP-13, BPROP-19). */
-static void expect_buffer(const rig_buffer_t *b, const rig_device_t *d, int64_t bytes,
-                          bool spans, bool borrowed) {
+/* The properties a Read_write buffer answers, live or dead (BPROP-01,
+ * BPROP-11, BPROP-13). */
+static void expect_properties(const rig_buffer_t *b, const rig_device_t *d, int64_t bytes,
+                              bool spans, bool borrowed) {
   cr_expect(rig_device_equal(rig_buffer_device(b), d), "device %s, want %s",
             rig_device_name(rig_buffer_device(b)), rig_device_name(d));
   cr_expect(rig_buffer_bytes(b) == bytes, "bytes %lld, want %lld",
@@ -172,6 +172,12 @@ static void expect_buffer(const rig_buffer_t *b, const rig_device_t *d, int64_t 
   cr_expect(rig_buffer_is_borrowed(b) == borrowed, "is_borrowed %d, want %d",
             rig_buffer_is_borrowed(b), borrowed);
   cr_expect(rig_buffer_access(b) == RIG_ACCESS_READ_WRITE);
+}
+
+/* The properties of a live buffer (BPROP-19). */
+static void expect_buffer(const rig_buffer_t *b, const rig_device_t *d, int64_t bytes,
+                          bool spans, bool borrowed) {
+  expect_properties(b, d, bytes, spans, borrowed);
   cr_expect(rig_buffer_dead(b) == NULL);
 }
 
@@ -1018,4 +1024,97 @@ Test(handle, names_a_driver_devices_memory) {
               (unsigned long long)handle);
     rig_buffer_unref(empty);
   }
+}
+
+/* ======================================================================= */
+/* Dead buffers and claims (rig_buffer_free, rig_buffer_claim)              */
+
+/* Frees b's memory with why, which must succeed. */
+static void free_memory(rig_buffer_t *b, const char *why) {
+  bool freed = false;
+  OK(rig_buffer_free(b, why, &freed));
+  cr_assert(freed, "rig_buffer_free of %s's buffer refused",
+            rig_device_name(rig_buffer_device(b)));
+}
+
+/* Every use of the dead buffer b is refused; its properties still answer. */
+static void expect_dead(rig_buffer_t *b, const char *why) {
+  const char *dead = rig_buffer_dead(b);
+  cr_expect(dead && strcmp(dead, why) == 0, "dead %s, want %s", dead ? dead : "NULL", why);
+  const char *low = rig_buffer_why(b);
+  cr_expect(low && strcmp(low, why) == 0, "rig_buffer_why %s, want %s", low ? low : "NULL",
+            why);
+  rig_buffer_t *out = NULL;
+  bool answer = false;
+  uint64_t handle = 0;
+  int64_t offset = 0;
+  FAILS(RIG_EINVAL, rig_buffer_view(b, 0, 0, &out));
+  FAILS(RIG_EINVAL, rig_buffer_borrow(rig_host(), b, &out));
+  FAILS(RIG_EINVAL, rig_buffer_borrow(rig_buffer_device(b), b, &out));
+  FAILS(RIG_EINVAL, rig_buffer_aligned(b, 0, 1, &answer));
+  FAILS(RIG_EINVAL, rig_buffer_handle(b, &handle, &offset));
+  FAILS(RIG_EINVAL, rig_buffer_free(b, NULL, &answer));
+  cr_expect(rig_buffer_claim(b, RIG_ACCESS_READ) == RIG_CLAIM_DEAD);
+}
+
+Test(dead, buffers_keep_their_properties_and_refuse_every_use) {
+  /* BPROP-01 BPROP-20 BUF-45 BUF-57 BUF-66 BUF-70 LOW-05 LOW-17 LOW-35: a
+   * freed buffer, its views and its borrows are dead with free's reason. */
+  for (int k = 0; k < device_count(); k++) {
+    rig_device_t *d = device_at(k);
+    rig_buffer_t *b = create(d, 4096);
+    rig_buffer_t *part = view(b, 100, 200);
+    rig_device_t *borrower = is_host(d) ? memory_device() : rig_host();
+    rig_buffer_t *borrowed = NULL;
+    OK(rig_buffer_borrow(borrower, b, &borrowed));
+    free_memory(b, "retired");
+
+    expect_dead(b, "retired");
+    expect_properties(b, d, 4096, true, false);
+    expect_dead(part, "retired");
+    expect_properties(part, d, 200, false, false);
+    if (borrowed) {
+      expect_dead(borrowed, "retired");
+      expect_properties(borrowed, borrower, 4096, true, true);
+    }
+    rig_buffer_unref(borrowed);
+    rig_buffer_unref(part);
+    rig_buffer_unref(b);
+  }
+  rig_buffer_t *b = create(rig_host(), 64);
+  free_memory(b, NULL);
+  expect_dead(b, "freed"); /* BUF-67 */
+  rig_buffer_unref(b);
+}
+
+Test(claims, a_claim_keeps_the_memory_from_free) {
+  /* LOW-01 LOW-06 LOW-07 LOW-08 */
+  for (int k = 0; k < device_count(); k++) {
+    rig_device_t *d = device_at(k);
+    rig_buffer_t *b = create(d, 4096);
+    rig_buffer_t *part = view(b, 0, 100);
+    cr_expect(rig_buffer_claim(part, RIG_ACCESS_READ) == RIG_CLAIMED,
+              "%s: fresh memory has work to wait for", rig_device_name(d));
+    bool freed = true;
+    OK(rig_buffer_free(b, NULL, &freed));
+    cr_expect(!freed && rig_buffer_dead(b) == NULL, "%s: freed under a claim", rig_device_name(d));
+    OK(rig_buffer_wait(part, RIG_ACCESS_READ));
+    rig_buffer_release(part);
+    free_memory(b, NULL);
+    rig_buffer_unref(part);
+    rig_buffer_unref(b);
+  }
+}
+
+Test(of_memory, is_outside_the_claims) {
+  /* BUF-35 */
+  static uint8_t caller[64];
+  rig_buffer_t *b = NULL;
+  OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &b));
+  bool freed = true;
+  OK(rig_buffer_free(b, NULL, &freed));
+  cr_expect(!freed && rig_buffer_dead(b) == NULL, "caller memory was freed");
+  bool exclusive = false;
+  FAILS(RIG_EINVAL, rig_claim_begin(b, &exclusive));
+  rig_buffer_unref(b);
 }

@@ -3,21 +3,23 @@
  * device (Errors and failure), on the host, memory devices and the devices
  * RIG_TEST_DEVICES names.
  *
- * Asserts: DEV-01, DEV-02, DEV-03, DEV-04, DEV-16, DEV-17, DEV-26, DEV-33,
- *   DEV-34, DEV-36, DEV-39, DEV-40, DEV-41, DEV-42, DEV-43, DEV-44, DEV-45,
- *   DEV-46, DEV-49, DEV-53; PROP-01, PROP-02, PROP-06, PROP-07, PROP-08,
+ * Asserts: DEV-01, DEV-02, DEV-03, DEV-04, DEV-06, DEV-16, DEV-17, DEV-26,
+ *   DEV-33, DEV-34, DEV-36, DEV-39, DEV-40, DEV-41, DEV-42, DEV-43, DEV-44,
+ *   DEV-45, DEV-46, DEV-49, DEV-52, DEV-53; PROP-01, PROP-02, PROP-03
+ *   (points of values a device was given), PROP-04, PROP-06, PROP-07, PROP-08,
  *   PROP-10, PROP-12, PROP-13, PROP-15, PROP-18, PROP-19 (the format of a
  *   bus where a test device states one), PROP-20, PROP-21, PROP-22, PROP-23,
  *   PROP-24, PROP-25, PROP-28, PROP-31 (no record under an unknown key);
  *   MACH-07, MACH-08, MACH-09, MACH-10, MACH-11, MACH-18; RECL-43, RECL-44,
- *   RECL-46, RECL-47, RECL-48, RECL-49, RECL-50; LOSS-05, LOSS-08, LOSS-09,
- *   LOSS-10; ERR-29, ERR-33, ERR-34; TL-15, TL-16, TL-19/TL-20 (signaled of a
- *   closed device).
+ *   RECL-46, RECL-47, RECL-48, RECL-49, RECL-50; LOSS-05, LOSS-06, LOSS-08,
+ *   LOSS-09, LOSS-10; ERR-29, ERR-30, ERR-33, ERR-34; TL-15 (where a later
+ *   device is seen to take a closed device's slot), TL-16, TL-19/TL-20
+ *   (signaled of a closed device).
  *
  * Not reached here:
- *   DEV-05, DEV-07, DEV-22: need a device lost other than by close, whose
- *     stop is owed (a fault or a hang): the sim suite.
- *   DEV-06, DEV-14, DEV-52: rig.h has no fail and no failure.
+ *   DEV-05, DEV-07, DEV-22: need a device lost, with its stop owed, in a
+ *     process that has not failed (a fault or a hang): the sim suite.
+ *   DEV-14: which slot the process's first failure holds is not observable.
  *   DEV-08, DEV-47, DEV-48, DEV-54, PROP-17, PROP-26, PROP-30: rig.h has no
  *     machines (open_host, open_ ~machine).
  *   DEV-09..13: the slots are not observable but through opens; DEV-09
@@ -131,6 +133,12 @@ static int64_t whole_words(int64_t n) {
   return (n + RIG_WORD_BYTES - 1) / RIG_WORD_BYTES * RIG_WORD_BYTES;
 }
 
+/* True where a and b are seen to hold one slot: their points of one value
+ * are the same bits, so no call could tell them apart by slot. */
+static bool same_slot(const rig_device_t *a, const rig_device_t *b) {
+  return rig_point_make(a, 0).bits == rig_point_make(b, 0).bits;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Devices and opening                                                      */
 
@@ -179,10 +187,13 @@ Test(devices, open_misuse_and_refusal) { /* DEV-04, DEV-39 */
   expect_status(rig_open("nosuchdriver", NULL, &d), RIG_EINVAL,
                 "rig_open of a name that names no driver");
   expect_status(rig_memory_device(NULL, &d), RIG_EINVAL, "rig_memory_device(NULL)");
-  /* The memory driver opens "MEM:<decimal>" only: it refuses this name. */
-  expect_status(rig_open("MEM:zero", NULL, &d), RIG_EOPEN, "rig_open(\"MEM:zero\")");
-  expect_status(rig_memory_device("MEM:zero", &d), RIG_EOPEN,
-                "rig_memory_device(\"MEM:zero\")");
+  /* The memory driver refuses a budget that is no byte count: the open is
+   * RIG_EOPEN with the driver's reason, and leaves the name unopened. */
+  rig_open_options_t bad = {.size = sizeof bad, .config = "budget=lots"};
+  expect_status(rig_open("MEM:34", &bad, &d), RIG_EOPEN, "open with a bad budget");
+  cr_assert(strstr(rig_last_error(), "MEM:34") != NULL, "reason: %s", rig_last_error());
+  rig_device_t *m = open_named("MEM:34");
+  cr_assert_eq(rig_budget(m), INT64_MAX, "the refused open left no device");
 }
 
 /* What rig_probe reported of the names a test looks for. */
@@ -289,6 +300,37 @@ Test(devices, closed_memory_device_returns_its_memory) { /* DEV-44, DEV-43 */
                " bytes still held", rig_allocated(d));
 }
 
+Test(devices, close_after_fail_keeps_the_fail_reason) {
+  /* DEV-06, DEV-49, DEV-52, ERR-30, ERR-33.  rig_fail is for good: this
+   * relies on Criterion running each test in a process of its own. */
+  rig_device_t *closed = open_named("MEM:35");
+  rig_device_t *d = open_named("MEM:36");
+  expect_status(rig_close(closed), RIG_OK, "rig_close");
+  cr_assert_null(rig_failure(), "a close is never the process's failure");
+
+  const char *why = "conformance: failed on purpose";
+  expect_status(rig_fail(why), RIG_OK, "rig_fail");
+  cr_assert(rig_failure() && strcmp(rig_failure(), why) == 0);
+  cr_assert(rig_lost(d) && strcmp(rig_lost(d), why) == 0, "fail lost MEM:36");
+  cr_assert_str_eq(rig_lost(closed), "closed", "a lost device keeps its reason");
+  cr_assert_null(rig_lost(rig_host()), "fail loses every device but the host");
+
+  /* Every open from then on answers RIG_EOPEN with the failure's reason,
+   * of a new name and of a lost one alike. */
+  const char *names[] = {"MEM:37", "MEM:36"};
+  for (int i = 0; i < 2; i++) {
+    rig_device_t *none = NULL;
+    expect_status(rig_open(names[i], NULL, &none), RIG_EOPEN, names[i]);
+    cr_assert(strstr(rig_last_error(), why) != NULL, "open after fail: %s", rig_last_error());
+  }
+  /* The close of a lost device runs its owed stop and keeps its reason. */
+  expect_status(rig_close(d), RIG_OK, "close of a device fail lost");
+  cr_assert_str_eq(rig_lost(d), why);
+  rig_buffer_t *b = NULL;
+  expect_lost(rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b), d, why,
+              "create on a device fail lost");
+}
+
 struct submitter {
   rig_buffer_t *buffer;
   atomic_int fills;
@@ -365,17 +407,17 @@ Test(devices, reopen_makes_a_new_device_whose_timeline_continues) {
   expect_status(rig_point_wait(old_point), RIG_OK, "wait on the closed device's point");
   expect_status(rig_point_reached(old_point, &reached), RIG_OK, "reached");
   cr_assert(reached);
+  /* A point of a value old was given names old until a later device takes
+   * old's slot, and never names that later device. */
+  rig_device_t *named = rig_point_device(old_point);
+  if (old_last > 0 && !same_slot(fresh, old))
+    cr_assert(named == old, "a point of a value old was given names old");
   if (old_last > 0)
-    cr_assert(rig_point_device(old_point) == old,
-              "a point of a value old was given names old");
+    cr_assert(named == old || named == NULL, "old's point names %s", rig_device_name(named));
 
-  /* Where the new device took old's slot (observable when the two devices'
-   * points of one value are the same, or one names old), its timeline
-   * starts after old's last value. */
-  bool same_slot =
-      rig_point_make(fresh, old_last).bits == rig_point_make(old, old_last).bits ||
-      (old_last > 0 && rig_point_device(rig_point_make(fresh, old_last)) == old);
-  if (same_slot) {
+  /* Where the new device took old's slot, its timeline starts after old's
+   * last value (the next test makes a device take it). */
+  if (same_slot(fresh, old)) {
     cr_assert_eq(rig_submitted(fresh), old_last, "TL-15: the slot's timeline continues");
     rig_buffer_t *nb = create(fresh, 4096, RIG_MEMORY_DEVICE);
     rig_point_t p = fill_and_wait(nb, 2);
@@ -385,20 +427,48 @@ Test(devices, reopen_makes_a_new_device_whose_timeline_continues) {
   }
 }
 
-Test(devices, open_and_close_more_times_than_slots, .timeout = 60) { /* DEV-17, PROP-08 */
+Test(devices, open_and_close_more_times_than_slots, .timeout = 60) {
+  /* DEV-16, DEV-17, PROP-03, PROP-04, PROP-08, TL-15 */
+  /* A device whose timeline moved where its driver runs its fills, closed
+   * so that its slot is free for a later device. */
+  char name[32];
+  rig_device_t *old = open_closable(6, name);
+  rig_buffer_t *b = create(old, 4096, RIG_MEMORY_DEVICE);
+  fill_and_wait(b, 1);
+  rig_buffer_unref(b);
+  uint64_t old_last = rig_submitted(old);
+  rig_point_t old_point = rig_point_make(old, old_last);
+  expect_status(rig_close(old), RIG_OK, "rig_close");
+
   /* Each close stops a memory device that holds no memory, so its slot
-   * frees; 70,000 opens exceed the 65,535 slots. */
+   * frees: 70,000 opens exceed the 65,535 slots, and some later device
+   * takes old's slot, where its timeline starts after old's values. */
   enum { OPENS = 70000 };
-  rig_device_t *previous = NULL;
+  rig_device_t *previous = old;
   for (int i = 0; i < OPENS; i++) {
     rig_device_t *d = NULL;
     rig_status_t s = rig_open("MEM:46", NULL, &d);
-    if (s != RIG_OK) cr_assert_fail("open %d of MEM:46: %s: %s", i, rig_status_name(s), rig_last_error());
-    if (d == previous) cr_assert_fail("open %d returned the closed device", i);
+    if (s != RIG_OK)
+      cr_assert_fail("open %d of MEM:46: %s: %s", i, rig_status_name(s), rig_last_error());
+    if (d == previous || rig_device_equal(d, previous))
+      cr_assert_fail("open %d returned the closed device", i);
+    if (same_slot(d, old) && rig_submitted(d) < old_last)
+      cr_assert_fail("open %d took old's slot, but its timeline starts at %" PRIu64
+                     ", before old's last value %" PRIu64, i, rig_submitted(d), old_last);
     s = rig_close(d);
     if (s != RIG_OK) cr_assert_fail("close %d: %s", i, rig_last_error());
     previous = d;
   }
+  /* The old device's point answers for good, also once its slot was reused.
+   * A value old was given never names the device that took the slot (a
+   * value 0 is also that device's start, so it may). */
+  rig_device_t *named = rig_point_device(old_point);
+  if (old_last > 0)
+    cr_assert(named == old || named == NULL, "old's point names %s", rig_device_name(named));
+  expect_status(rig_point_wait(old_point), RIG_OK, "wait on old's point");
+  bool reached = false;
+  expect_status(rig_point_reached(old_point, &reached), RIG_OK, "reached");
+  cr_assert(reached);
 }
 
 /* ---------------------------------------------------------------------- */
