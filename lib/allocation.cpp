@@ -316,7 +316,9 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
   auto m = std::make_unique<Mapping>();
   m->device = d;
   if (d->is_host || d->facts.runs_on_host) {
-    // The host and memory devices address host memory as it is.
+    // The host and memory devices address host memory as it is, and no
+    // other memory.
+    if (!a->host) return nullptr;
     m->loc.address = a->host;
   } else if (a->host) {
     // A device that maps host memory maps memory that starts on a page.

@@ -44,6 +44,10 @@ struct Facts {
   std::vector<std::string> queues;   // "COMPUTE:0", "COPY:0"
   int copy_engine = -1;              // queue of copies and fills, -1 none
   uint64_t commit_every = 1;         // k: commits on its own every k values
+  // The timeline starts after max(the slot's start, first_after): a knob
+  // for tests that start a timeline near its last value.  The driver's
+  // word reads that value at open.
+  uint64_t first_after = 0;
   // The device's timeline word.  The driver raises it with release order.
   // own_word: rig reads it only through signaled() and frees it through
   // free(word_region) once the device has stopped.

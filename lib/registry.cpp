@@ -4,6 +4,7 @@
 #include "errors.hpp"
 #include "host_facts.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -80,6 +81,7 @@ void check_facts(const Facts &f) {
   if (f.copy_engine >= static_cast<int>(f.queues.size())) throw_invalid("the driver's facts name a copy engine it does not have");
   if (f.budget < 0) throw_invalid("the driver's facts state a negative budget");
   if (f.commit_every < 1) throw_invalid("the driver's facts state a commit interval below 1");
+  if (f.first_after > kValueMax) throw_invalid("the driver's facts start the timeline past its last value");
   if (f.hang_ms && *f.hang_ms <= 0) throw_invalid("the driver's facts state a hang bound that is not positive");
 }
 
@@ -235,7 +237,8 @@ rig_device_t *open_device(const char *name_c, Driver *driver, const char *config
     }
     throw;
   }
-  rig_device_t *d = make_record(name, driver, std::move(drv), slot, start);
+  uint64_t first = std::max(start, drv->facts().first_after);
+  rig_device_t *d = make_record(name, driver, std::move(drv), slot, first);
   // An open that races fail makes a lost device.
   if (const char *why = rig_failure()) d->lose(why, false);
   std::lock_guard<std::mutex> g(r.mu);

@@ -10,6 +10,7 @@
 //   commit_every=K the driver commits on its own every K values (default 8)
 //   queue_waits=0  make submit wait for other devices on the host
 //   hang_ms=N      the hang bound the device declares (default 5000)
+//   first_after=N  the timeline starts after N at least (tests of its end)
 // Tests inject faults through the capability of sim_inject.h.
 #include "sim_inject.h"
 
@@ -32,7 +33,7 @@ namespace rig {
 namespace {
 
 struct Knobs {
-  int64_t count, latency_us, budget, commit_every, hang_ms;
+  int64_t count, latency_us, budget, commit_every, hang_ms, first_after;
   double copy_gbps;
   bool queue_waits;
   explicit Knobs(const std::string &config) {
@@ -44,10 +45,12 @@ struct Knobs {
     latency_us = pick_int("latency_us", 0);
     commit_every = pick_int("commit_every", 8);
     hang_ms = pick_int("hang_ms", 5000);
+    first_after = over.integer("first_after", 0);
     queue_waits = pick_int("queue_waits", 1) != 0;
     budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
     copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
-    if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0 || hang_ms < 1)
+    if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0 || hang_ms < 1 ||
+        first_after < 0)
       throw std::runtime_error("a RIG_SIM knob is out of range");
   }
 };
@@ -159,7 +162,8 @@ void run(std::shared_ptr<Engine> engine) {
 class SimDevice final : public DriverDevice {
  public:
   SimDevice(const Knobs &knobs, uint64_t start) : engine_(std::make_shared<Engine>(knobs)) {
-    engine_->word.store(start);
+    engine_->word.store(std::max<uint64_t>(start, static_cast<uint64_t>(knobs.first_after)));
+    facts_.first_after = static_cast<uint64_t>(knobs.first_after);
     facts_.arch = "sim";
     facts_.alignment = 256;
     facts_.cache_bytes = int64_t{4} << 20;

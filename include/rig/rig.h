@@ -225,8 +225,8 @@ typedef struct rig_point {
 /* The last value a point holds: 2^47 - 1. */
 #define RIG_POINT_VALUE_MAX ((UINT64_C(1) << 47) - 1)
 
-/* The device the point names, or NULL once a later device took its slot
- * and the value is not the earlier device's.  Takes no lock. */
+/* The device the point names, until a later device takes its slot: NULL
+ * from then on.  Takes no lock. */
 rig_device_t *rig_point_device(rig_point_t p);
 /* The point's value.  Takes no lock. */
 uint64_t rig_point_value(rig_point_t p);
