@@ -366,12 +366,13 @@ Mapping *copy_mapping(Allocation *a, rig_device_t *d) {
 }
 
 void release_mapping(Allocation *a, Mapping *m) {
-  rig_device_t *d = m->device;
+  rig_device_t *d;
   Region region = nullptr;
   {
     Guard g(a->mu);
-    // Memory freed early took its mappings along.
+    // Memory freed early took its mappings along: m is gone.
     if (a->memory_moved || --m->borrows > 0 || m->kept) return;
+    d = m->device;
     // The mapping goes back once the borrowing device has run the work
     // submitted until now; until then the allocation's collection frees it.
     if (!m->region || d->read_word() < d->submitted.load()) return;

@@ -56,15 +56,11 @@ uint64_t rig_submitted(const rig_device_t *d) { return d ? d->submitted.load() :
 rig_status_t rig_signaled(rig_device_t *d, uint64_t *out) {
   RIG_API_CALL({
     require(d != nullptr && out != nullptr, "the device or out is NULL");
-    if (d->is_lost()) {
-      // A lost device reports what was last read, or its own word once its
-      // stop has returned.
-      *out = d->read_word();
-      return RIG_OK;
-    }
-    // Inside a lock, the last value read; never the driver.
-    *out = rig_holds() > 0 && d->facts.own_word ? d->reported.load() : d->read_word();
-    if (d->is_lost() && !d->stop_returned()) *out = d->reported.load();
+    // Inside a lock, the last value read: a driver's own word is read only
+    // outside (TL-20).  read_word answers the last value read for a lost
+    // device whose own word is not readable before its stop.
+    bool last_read = rig_holds() > 0 && d->facts.own_word;
+    *out = last_read ? d->reported.load(std::memory_order_acquire) : d->read_word();
     return RIG_OK;
   });
 }

@@ -187,8 +187,11 @@ bool rig_reaches(const rig_device_t *d, const rig_device_t *other);
 uint64_t rig_submitted(const rig_device_t *d);
 
 /* The last value d has reported: reached, with the writes of its work
- * visible to the host, while d is live.  Commits nothing and waits for
- * nothing.  RIG_ELOST if d is lost as the read starts. */
+ * visible to the host, while d is live.  On a lost d it may move on to
+ * dropped values; where d's driver keeps a word of its own it is read only
+ * once d's stop has returned, and the last value read is answered before.
+ * Commits nothing and waits for nothing.  RIG_ELOST if reading the value
+ * through d's driver loses d (as for a device of another machine). */
 rig_status_t rig_signaled(rig_device_t *d, uint64_t *out);
 
 /* The reason d is lost ("closed", "no progress for 5000 ms", ...), or NULL
