@@ -223,7 +223,10 @@ class Transfer {
         issue();
         reap(false);
         if (deliver()) continue;
-        if (inflight_ == 0) break;
+        if (inflight_ == 0) {
+          if (stopped_ || (!next_ && !more_to_plan())) break;
+          continue;  // the completions at hand freed room for more
+        }
         reap(true);
       }
     } catch (...) {
@@ -471,6 +474,7 @@ class Transfer {
   // staged read's chunks to the consumer.  Returns true if it retired a
   // staged chunk, whose buffer another chunk may now take.
   bool deliver() {
+    if (callback_error_) return false;
     while (!window_.empty()) {
       Chunk &c = window_.front();
       if (c.pending > 0 || c.prefix_done() < c.len) break;

@@ -370,7 +370,7 @@ static void read_while_truncating(bool direct_ok) {
       ++failures;
       done = error->bytes_done;
       cr_assert(error->errno_value == 0 || error->errno_value == EIO, "errno %d", error->errno_value);
-      cr_assert(done >= cut && done < size, "done %lld, cut at %lld", (long long)done, (long long)cut);
+      cr_assert(done >= cut && done < size, "done %lld, cut at %lld: %s", (long long)done, (long long)cut, error->what());
     }
     cr_assert_eq(first_mismatch(dst.bytes, 0, done, f.seed()), -1);
   }
