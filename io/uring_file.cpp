@@ -99,6 +99,7 @@ struct Lane {
 struct Counters {
   std::atomic<int64_t> direct_bytes{0};
   std::atomic<int64_t> buffered_bytes{0};
+  std::atomic<int64_t> cached_bytes{0};
   std::atomic<int64_t> fixed_bytes{0};
   std::atomic<int64_t> requests{0};
   std::atomic<int64_t> retries{0};
@@ -128,6 +129,9 @@ struct Piece {
   int64_t len = 0;
   int64_t done = 0;
   bool direct = false;
+  // A direct read's first request: through the page cache with RWF_NOWAIT,
+  // which moves the bytes the cache holds and starts no I/O.
+  bool probe = false;
   bool finished = false;
   bool failed = false;
   int error = 0;  // when failed: errno, or 0 for the end of the file
@@ -292,13 +296,14 @@ class Transfer {
     return c;
   }
 
-  static void add_piece(Chunk &c, int64_t pos, int64_t len, bool direct) {
+  void add_piece(Chunk &c, int64_t pos, int64_t len, bool direct) const {
     if (len == 0) return;
     Piece &p = c.pieces[c.count++];
     p.pos = pos;
     p.mem = c.mem + (pos - c.pos);
     p.len = len;
     p.direct = direct;
+    p.probe = direct && dir_ == Direction::read && options_.cached_first;
   }
 
   // Issues chunks while the depth, the staging buffers and the window allow.
@@ -348,7 +353,8 @@ class Transfer {
       io_uring_submit(&lane_.ring);
       sqe = io_uring_get_sqe(&lane_.ring);
     }
-    const int fd = fixed_files_ ? (p.direct ? kDirectSlot : kBufferedSlot) : (p.direct ? direct_->fd : region_.fd);
+    const bool direct = p.direct && !p.probe;
+    const int fd = fixed_files_ ? (direct ? kDirectSlot : kBufferedSlot) : (direct ? direct_->fd : region_.fd);
     char *mem = p.mem + p.done;
     const unsigned len = unsigned(p.len - p.done);
     const uint64_t pos = uint64_t(p.pos + p.done);
@@ -360,15 +366,17 @@ class Transfer {
       if (fixed) io_uring_prep_write_fixed(sqe, fd, mem, len, pos, c.buffer);
       else io_uring_prep_write(sqe, fd, mem, len, pos);
     }
+    if (p.probe) sqe->rw_flags = RWF_NOWAIT;
     if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, tag);
   }
 
   // The same request run by the system call, for a lane without a ring.
   int sync_transfer(const Piece &p) {
-    const int fd = p.direct ? direct_->fd : region_.fd;
-    const ssize_t n = dir_ == Direction::read ? pread(fd, p.mem + p.done, size_t(p.len - p.done), p.pos + p.done)
-                                              : pwrite(fd, p.mem + p.done, size_t(p.len - p.done), p.pos + p.done);
+    const int fd = p.direct && !p.probe ? direct_->fd : region_.fd;
+    iovec iov{p.mem + p.done, size_t(p.len - p.done)};
+    const ssize_t n = dir_ == Direction::read ? preadv2(fd, &iov, 1, p.pos + p.done, p.probe ? RWF_NOWAIT : 0)
+                                              : pwritev2(fd, &iov, 1, p.pos + p.done, 0);
     return n < 0 ? -errno : int(n);
   }
 
@@ -423,10 +431,13 @@ class Transfer {
     Chunk &c = chunk(tag / 4);
     Piece &p = c.pieces[tag % 4];
     --c.pending;
+    const bool probed = p.probe;
+    p.probe = false;
     if (res > 0) {
       p.done += res;
       p.fruitless = 0;
-      add(p.direct ? engine_.counters.direct_bytes : engine_.counters.buffered_bytes, res);
+      add(p.direct && !probed ? engine_.counters.direct_bytes : engine_.counters.buffered_bytes, res);
+      if (probed) add(engine_.counters.cached_bytes, res);
       if (c.buffer >= 0 && lane_.buffers_registered) add(engine_.counters.fixed_bytes, res);
       if (p.done == p.len) {
         p.finished = true;
@@ -435,8 +446,11 @@ class Transfer {
       // A short transfer: the rest follows, through the page cache once it
       // is no longer aligned (a direct read that met the end of the file).
       if (p.direct && !direct_fits(p.pos + p.done, p.len - p.done, p.mem + p.done)) p.direct = false;
-      return retry(tag);
+      return retry(tag, !probed);
     }
+    // The page cache lacks the bytes (EAGAIN), or takes no RWF_NOWAIT here:
+    // they come direct.
+    if (probed && res < 0) return retry(tag, false);
     const int error = res < 0 ? -res : (dir_ == Direction::read ? 0 : EIO);
     if (res == 0 && dir_ == Direction::read) return fail(p, 0);
     if (res == 0 || error == EINTR || error == EAGAIN || error == ECANCELED) {
@@ -458,8 +472,9 @@ class Transfer {
     return pos % align == 0 && len % align == 0 && aligned(mem, direct_->mem_align);
   }
 
-  void retry(uint64_t tag) {
-    add(engine_.counters.retries, 1);
+  // Reissues the rest of a request; counted unless it follows a probe.
+  void retry(uint64_t tag, bool counted = true) {
+    if (counted) add(engine_.counters.retries, 1);
     if (stopped_ && lane_.broken) return fail(chunk(tag / 4).pieces[tag % 4], lane_error_);
     submit_piece(tag / 4, int(tag % 4));
   }
@@ -796,7 +811,7 @@ void UringEngine::forget(int fd) {
 Stats UringEngine::stats() const {
   const Counters &c = impl_->counters;
   auto get = [](const std::atomic<int64_t> &v) { return v.load(std::memory_order_relaxed); };
-  return Stats{get(c.direct_bytes), get(c.buffered_bytes), get(c.fixed_bytes),
+  return Stats{get(c.direct_bytes), get(c.buffered_bytes), get(c.cached_bytes), get(c.fixed_bytes),
                get(c.requests),     get(c.retries),        get(c.direct_refusals)};
 }
 

@@ -48,6 +48,7 @@ class IoError : public std::runtime_error {
 struct Stats {
   int64_t direct_bytes = 0;    // moved with O_DIRECT
   int64_t buffered_bytes = 0;  // moved through the page cache
+  int64_t cached_bytes = 0;    // of those, bytes O_DIRECT could have read, found in the cache
   int64_t fixed_bytes = 0;     // of those, through registered staging buffers
   int64_t requests = 0;        // reads and writes issued, retries included
   int64_t retries = 0;         // reissued after a short transfer, EINTR, EAGAIN or ECANCELED
@@ -73,6 +74,10 @@ class UringEngine {
     // systems that refuse io_uring (io_uring_disabled, seccomp).  True
     // still falls back to that where io_uring_queue_init fails.
     bool use_io_uring = true;
+    // Reads first take what the page cache holds of a range O_DIRECT could
+    // read (a buffered read with RWF_NOWAIT, which starts no I/O), and read
+    // the rest direct: a warm file reads at memory speed, not the disk's.
+    bool cached_first = true;
   };
 
   explicit UringEngine(const Options &options);

@@ -4,6 +4,7 @@
 #include "staging.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace rig {
 namespace {
@@ -31,18 +32,27 @@ bool host_keeps(rig_device_t *d, const Allocation *a) {
   return kept + a->charged <= kKeepMax;
 }
 
+// Gives back a device's mapping of owner's memory, then the io pages it
+// mapped.
+void free_mapping(rig_device_t *owner, Region region, Mapping &m) {
+  if (m.region) {
+    try {
+      DriverCallMask mask;
+      m.device->drv->free(m.region);
+    } catch (const std::exception &e) {
+      if (!m.device->is_lost()) m.device->lose(e.what(), false);
+    }
+  }
+  if (m.io_pages) {
+    DriverCallMask mask;
+    owner->io_ops->unpages(owner->io_library, region, m.io_pages, 0);
+  }
+}
+
 // Returns a region and the mappings of it to their drivers: the mappings
 // first, then the memory they map.
 void free_region(rig_device_t *owner, Region region, std::vector<std::unique_ptr<Mapping>> &mappings) {
-  for (auto &m : mappings)
-    if (m->region) {
-      try {
-        DriverCallMask mask;
-        m->device->drv->free(m->region);
-      } catch (const std::exception &e) {
-        if (!m->device->is_lost()) m->device->lose(e.what(), false);
-      }
-    }
+  for (auto &m : mappings) free_mapping(owner, region, *m);
   mappings.clear();
   if (!region) return;
   try {
@@ -273,6 +283,17 @@ Allocation *wrap_caller_memory(void *p, int64_t n, rig_release_fn release, void 
   return a;
 }
 
+Allocation *wrap_io_region(rig_device_t *d, void *region, rig_access_t access, int64_t n) {
+  auto *a = new Allocation();
+  a->owner = d;
+  a->region = region;
+  a->bytes = n;
+  a->access = access;
+  a->outside_claims = true;
+  d->holdings.fetch_add(1);
+  return a;
+}
+
 Allocation *empty_allocation(rig_device_t *d) {
   require_live(d);
   auto *a = new Allocation();
@@ -315,7 +336,35 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
   }
   auto m = std::make_unique<Mapping>();
   m->device = d;
-  if (d->is_host || d->facts.runs_on_host) {
+  if (a->owner->is_io()) {
+    // A borrow of an io device's memory maps its pages.
+    rig_device_t *io = a->owner;
+    if (!(d->is_host || d->facts.runs_on_host || d->facts.maps_host)) return nullptr;
+    void *pages = nullptr;
+    int r;
+    {
+      DriverCallMask mask;
+      r = io->io_ops->pages(io->io_library, a->region, a->bytes, &pages);
+    }
+    if (r < 0) {
+      Error e(RIG_EIO, io->name + ": its pages could not be mapped: " + std::strerror(-r));
+      e.code = -r;
+      throw e;
+    }
+    m->io_pages = pages;
+    m->loc.address = pages;
+    if (!(d->is_host || d->facts.runs_on_host)) {
+      m->region = reinterpret_cast<uintptr_t>(pages) % 4096 == 0
+                      ? driver_call(d, true, [&] { return d->drv->map_host(pages, whole_words(a->bytes)); })
+                      : nullptr;
+      if (!m->region) {
+        DriverCallMask mask;
+        io->io_ops->unpages(io->io_library, a->region, pages, a->bytes);
+        return nullptr;
+      }
+      m->loc = d->drv->locate(m->region);
+    }
+  } else if (d->is_host || d->facts.runs_on_host) {
     // The host and memory devices address host memory as it is, and no
     // other memory.
     if (!a->host) return nullptr;
@@ -366,28 +415,24 @@ Mapping *copy_mapping(Allocation *a, rig_device_t *d) {
 }
 
 void release_mapping(Allocation *a, Mapping *m) {
-  rig_device_t *d;
-  Region region = nullptr;
+  std::unique_ptr<Mapping> gone;
   {
     Guard g(a->mu);
     // Memory freed early took its mappings along: m is gone.
     if (a->memory_moved || --m->borrows > 0 || m->kept) return;
-    d = m->device;
+    rig_device_t *d = m->device;
     // The mapping goes back once the borrowing device has run the work
     // submitted until now; until then the allocation's collection frees it.
-    if (!m->region || d->read_word() < d->submitted.load()) return;
+    if ((m->region || m->io_pages) && d->read_word() < d->submitted.load()) return;
     if (d->is_lost() && !d->stopped()) return;
-    region = m->region;
     for (auto it = a->mappings.begin(); it != a->mappings.end(); ++it)
       if (it->get() == m) {
+        gone = std::move(*it);
         a->mappings.erase(it);
         break;
       }
   }
-  try {
-    driver_call(d, true, [&] { d->drv->free(region); });
-  } catch (...) {
-  }
+  if (gone) free_mapping(a->owner, a->region, *gone);
 }
 
 void move_collected(rig_device_t *d) {
@@ -408,7 +453,7 @@ void move_collected(rig_device_t *d) {
     d->collected.insert(d->collected.end(), waiting.begin(), waiting.end());
   }
   for (Allocation *a : done) {
-    bool cache = a->region && !a->release && !d->is_lost() && !a->outside_claims.load() &&
+    bool cache = a->region && !a->release && !d->is_lost() && !d->is_io() && !a->outside_claims.load() &&
                  a->charged_to->allocated.load() <= a->charged_to->budget.load();
     if (cache) {
       Guard g(d->reclaim_mu);

@@ -21,6 +21,7 @@ struct Mapping {
   rig_device_t *device;
   Region region;              // nullptr where the device needs no driver mapping
   rig_edge_location_t loc;    // where byte 0 of the allocation lies for it
+  void *io_pages = nullptr;   // an io device's pages this mapping maps, if any
   int64_t borrows = 0;        // live borrows holding it
   bool kept = false;          // made or kept for copies: lasts until the memory returns
 };
@@ -107,6 +108,8 @@ bool stamps_reached(Allocation *a, bool write);
 Allocation *allocate(rig_device_t *d, int64_t n, Memory m);
 // An allocation over the caller's memory on the host.
 Allocation *wrap_caller_memory(void *p, int64_t n, rig_release_fn release, void *context);
+// An allocation over region, memory of the io device d, outside the claims.
+Allocation *wrap_io_region(rig_device_t *d, void *region, rig_access_t access, int64_t n);
 // An empty allocation on d: allocates nothing.
 Allocation *empty_allocation(rig_device_t *d);
 

@@ -36,12 +36,17 @@ rig_edge_location_t location_of(const rig_buffer_t *b) {
 }
 
 void *host_address(const rig_buffer_t *b) {
-  return b->alloc->host ? static_cast<char *>(b->alloc->host) + b->offset : nullptr;
+  if (b->alloc->host) return static_cast<char *>(b->alloc->host) + b->offset;
+  // A borrow on the host (or a memory device) of an io device's pages.
+  const Mapping *m = b->borrow ? b->borrow->mapping : nullptr;
+  if (m && m->io_pages && (b->device->is_host || b->device->facts.runs_on_host))
+    return static_cast<char *>(m->io_pages) + b->offset;
+  return nullptr;
 }
 
-}  // namespace rig
-
-namespace {
+rig_buffer_t *new_io_buffer(rig_device_t *d, void *region, rig_access_t access, int64_t n) {
+  return new_buffer(wrap_io_region(d, region, access, n), d, 0, n);
+}
 
 rig_buffer_t *new_buffer(Allocation *a, rig_device_t *d, int64_t offset, int64_t length) {
   auto *b = new rig_buffer();
@@ -52,6 +57,10 @@ rig_buffer_t *new_buffer(Allocation *a, rig_device_t *d, int64_t offset, int64_t
   b->length = length;
   return b;
 }
+
+}  // namespace rig
+
+namespace {
 
 void release_buffer(rig_buffer_t *b) {
   if (b->mapping) release_mapping(b->alloc, b->mapping);
@@ -77,6 +86,8 @@ rig_status_t rig_buffer_create(rig_device_t *d, int64_t n, rig_memory_t memory, 
     require(n >= 0, "a buffer's length cannot be negative");
     require(memory == RIG_MEMORY_DEVICE || memory == RIG_MEMORY_PINNED || memory == RIG_MEMORY_MAPPED,
             "unknown kind of memory");
+    // An io device's memory is what its library allocates, whatever the kind.
+    if (d->is_io()) memory = RIG_MEMORY_DEVICE;
     if (memory == RIG_MEMORY_PINNED && (d->is_host || d->facts.host_addresses))
       throw_invalid(d->name + " has no Pinned memory: the host addresses its memory");
     Allocation *a = n == 0 ? empty_allocation(d) : allocate(d, n, static_cast<Memory>(memory));
@@ -156,6 +167,8 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
     }
     // Empty memory borrows on every device of its machine, with no mapping.
     Mapping *m = nullptr;
+    // Empty memory borrows on every device of its machine but an io device.
+    if (a->bytes == 0 && d->is_io() && !a->owner->is_io()) return RIG_OK;
     if (a->bytes > 0) {
       m = hold_mapping(a, d);
       if (!m) return RIG_OK;

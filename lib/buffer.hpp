@@ -50,5 +50,13 @@ class ReadClaim {
 rig_edge_location_t location_of(const rig_buffer_t *b);
 // b's host address, or nullptr.
 void *host_address(const rig_buffer_t *b);
+// A new buffer on d over length bytes of a from offset.
+rig_buffer_t *new_buffer(Allocation *a, rig_device_t *d, int64_t offset, int64_t length);
+// A buffer over an io device's region (rig_buffer_of_io).
+rig_buffer_t *new_io_buffer(rig_device_t *d, void *region, rig_access_t access, int64_t n);
+// Moves n bytes between the io memory a, from its byte offset, and host
+// memory; throws RIG_EIO with the errno, or with the count where the region
+// was cut short.
+int64_t io_move(rig_device_t *io, Allocation *a, bool write, int64_t offset, void *host, int64_t n);
 
 }  // namespace rig

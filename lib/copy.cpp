@@ -208,7 +208,113 @@ struct Copy {
     return rig_point_make(y, v);
   }
 
+  // Reads (write false) or writes the io memory of side io_side, rows of
+  // each piece, from or into host memory at host laid out as the piece's
+  // other side.
+  static void io_rows(rig_buffer_t *io_side, bool write, const rig_box_t &piece, char *host, bool io_is_src) {
+    int64_t io_offset = io_is_src ? piece.src_offset : piece.dst_offset;
+    int64_t io_pitch = io_is_src ? piece.src_pitch : piece.dst_pitch;
+    int64_t host_offset = io_is_src ? piece.dst_offset : piece.src_offset;
+    int64_t host_pitch = io_is_src ? piece.dst_pitch : piece.src_pitch;
+    rig_device_t *io = io_side->alloc->owner;
+    if (io_pitch == piece.width && host_pitch == piece.width) {
+      io_move(io, io_side->alloc, write, io_side->offset + io_offset, host + host_offset, piece.width * piece.rows);
+      return;
+    }
+    for (int64_t r = 0; r < piece.rows; r++)
+      io_move(io, io_side->alloc, write, io_side->offset + io_offset + r * io_pitch, host + host_offset + r * host_pitch,
+              piece.width);
+  }
+
+  // A copy from or into an io device's memory: its library's reads and
+  // writes, into or out of host memory directly, or through staging where
+  // the other side is a device's memory the host does not address.
+  rig_point_t through_io() {
+    bool src_io = src->alloc->owner->is_io(), dst_io = dst->alloc->owner->is_io();
+    std::vector<Dependency> deps;
+    point_dependencies(waits, nwaits, deps);
+    dependencies(src->alloc, false, nullptr, deps);
+    dependencies(dst->alloc, true, nullptr, deps);
+    rig_buffer_t *other = src_io ? dst : src;
+    if (!(src_io && dst_io) && host_address(other)) {
+      wait_all(deps);
+      auto *h = static_cast<char *>(host_address(other));
+      for (const rig_box_t &b : boxes) io_rows(src_io ? src : dst, !src_io, b, h, src_io);
+      return host_point(host_value());
+    }
+    if (src_io && dst_io) {
+      wait_all(deps);
+      for (const rig_box_t &box : boxes) {
+        std::vector<rig_box_t> pieces;
+        split(box, kStagingBytes, pieces);
+        for (const rig_box_t &piece : pieces) {
+          StagingLease lease = take_host_written(box_bytes(piece));
+          struct Release {
+            StagingLease l;
+            ~Release() { release_staging(l); }
+          } release{lease};
+          char *stage = static_cast<char *>(lease.alloc->host) + lease.offset;
+          io_rows(src, false, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width}, stage, true);
+          io_rows(dst, true, {0, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch}, stage, false);
+        }
+      }
+      return host_point(host_value());
+    }
+    rig_device_t *x = engine_of(other);
+    auto loc = x ? direct_location(other, x) : std::nullopt;
+    if (!loc) throw_invalid("no device can copy between " + src->device->name + " and " + dst->device->name);
+    if (src_io) {
+      // The io device reads into staging; x copies out of it.
+      wait_all(deps);
+      uint64_t v = 0;
+      for (const rig_box_t &box : boxes) {
+        std::vector<rig_box_t> pieces;
+        split(box, kStagingBytes, pieces);
+        for (const rig_box_t &piece : pieces) {
+          StagingLease lease = take_host_written(box_bytes(piece));
+          struct Release {
+            StagingLease l;
+            ~Release() { release_staging(l); }
+          } release{lease};
+          char *stage = static_cast<char *>(lease.alloc->host) + lease.offset;
+          io_rows(src, false, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width}, stage, true);
+          Mapping *m = copy_mapping(lease.alloc, x);
+          if (!m) throw_invalid(x->name + " cannot map staging memory");
+          rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+          v = submit_work(x, {copy_part(x, m->loc, *loc, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, nullptr, 0);
+        }
+      }
+      return rig_point_make(x, v);
+    }
+    // x copies into staging; the io device writes from it.
+    for (const rig_box_t &box : boxes) {
+      std::vector<rig_box_t> pieces;
+      split(box, kStagingBytes, pieces);
+      for (const rig_box_t &piece : pieces) {
+        StagingLease lease = take_device_written();
+        struct Release {
+          StagingLease l;
+          ~Release() { release_staging(l); }
+        } release{lease};
+        Mapping *m = copy_mapping(lease.alloc, x);
+        if (!m) throw_invalid(x->name + " cannot map staging memory");
+        rig_box_t moved{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
+        uint64_t v = submit_work(x, {copy_part(x, *loc, m->loc, moved)}, {{src->alloc, false}, {lease.alloc, true}},
+                                 waits, nwaits);
+        x->wait(v);
+        std::vector<Dependency> dst_deps;
+        dependencies(dst->alloc, true, nullptr, dst_deps);
+        wait_all(dst_deps);
+        const char *stage = static_cast<const char *>(lease.alloc->host) + lease.offset;
+        io_rows(dst, true, {0, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch},
+                const_cast<char *>(stage), false);
+      }
+    }
+    return host_point(host_value());
+  }
+
   rig_point_t run() {
+    if (src->alloc->owner->is_io() || dst->alloc->owner->is_io()) return through_io();
     if (host_address(src) && host_address(dst)) return by_host();
     for (rig_device_t *x : {dst->device, src->device}) {
       if (!copies(x)) continue;
@@ -243,6 +349,8 @@ void check_sides(rig_buffer_t *src, rig_buffer_t *dst) {
   require_buffer(dst, "the destination");
   require(access_of(dst) == RIG_ACCESS_READ_WRITE, "the destination admits only Read");
   require(!rig_buffer_share_byte(src, dst), "the source and destination share a byte of memory");
+  require(!(src->alloc == dst->alloc && src->alloc->owner->is_io()),
+          "one side is an io device's memory and the other a borrow of it");
 }
 
 rig_point_t submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *boxes, size_t nboxes,
@@ -278,6 +386,18 @@ rig_point_t submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, si
   require(waits != nullptr || nwaits == 0, "waits is NULL");
   require_live(b->device);
   ReadClaim claim(b);
+  if (b->alloc->owner->is_io() && b->length > 0) {
+    // The io device writes from host memory that holds the byte.
+    std::vector<Dependency> deps;
+    point_dependencies(waits, nwaits, deps);
+    dependencies(b->alloc, true, nullptr, deps);
+    wait_all(deps);
+    constexpr int64_t kBlock = 1 << 20;
+    std::vector<char> block(static_cast<size_t>(std::min(kBlock, b->length)), static_cast<char>(c));
+    for (int64_t at = 0; at < b->length; at += kBlock)
+      io_move(b->alloc->owner, b->alloc, true, b->offset + at, block.data(), std::min(kBlock, b->length - at));
+    return host_point(host_value());
+  }
   if (b->length == 0 || host_address(b)) {
     std::vector<Dependency> deps;
     point_dependencies(waits, nwaits, deps);

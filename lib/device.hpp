@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "locks.hpp"
 
+#include <rig/edge.h>
 #include <rig/rig.h>
 
 #include <atomic>
@@ -29,6 +30,10 @@ struct rig_device {
   std::string arch;
   std::string instruction_set;
   bool is_host = false;
+  // An io device: its library's functions (edge.h), else nullptr.
+  const rig_io_ops_t *io_ops = nullptr;
+  void *io_library = nullptr;
+  bool is_io() const { return io_ops != nullptr; }
   uint16_t slot = 0;
   uint64_t start = 0;  // the value the timeline started after
 

@@ -563,7 +563,7 @@ void write_stub(uint16_t machine, uint8_t *stub, uint64_t address) {
     // jmp *0(%rip): jumps through the word that follows, using no register (LINK-32).
     static const uint8_t jmp[6] = {0xff, 0x25, 0x00, 0x00, 0x00, 0x00};
     std::memcpy(stub, jmp, sizeof jmp);
-    put64(stub + 6, address);
+    put64(stub + 6, address + 1);
     stub[14] = stub[15] = 0xcc;  // int3
   } else {
     // ldr x17, #8; br x17: x17 is IP1, which a veneer may use (LINK-33).

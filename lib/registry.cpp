@@ -163,6 +163,19 @@ void maybe_leave_slot(rig_device_t *d) {
 }
 
 rig_device_t *open_device(const char *name_c, Driver *driver, const char *config) {
+  if (name_c && std::string(name_c) != "CPU" && !driver) {
+    driver = driver_of_prefix(name_c);
+    if (!driver) throw_invalid(std::string("no driver opens devices named ") + name_c);
+  }
+  std::string name = name_c ? name_c : "";
+  return open_device_with(
+      name_c, driver, [&](uint64_t start) { return driver->open(name, config ? config : "", start); },
+      [](rig_device_t *) {});
+}
+
+rig_device_t *open_device_with(const char *name_c, Driver *driver,
+                               const std::function<std::unique_ptr<DriverDevice>(uint64_t start)> &make,
+                               const std::function<void(rig_device_t *)> &ready) {
   refuse_inside_lock();
   require(name_c != nullptr, "the device name is NULL");
   std::string name = name_c;
@@ -171,9 +184,6 @@ rig_device_t *open_device(const char *name_c, Driver *driver, const char *config
     return host();
   }
   host();
-  if (!driver) driver = driver_of_prefix(name);
-  if (!driver) throw_invalid("no driver opens devices named " + name);
-
   Registry &r = registry();
   Mutex *open_lock;
   {
@@ -216,7 +226,7 @@ rig_device_t *open_device(const char *name_c, Driver *driver, const char *config
   std::unique_ptr<DriverDevice> drv;
   try {
     DriverCallMask mask;
-    drv = driver->open(name, config ? config : "", start);
+    drv = make(start);
     if (!drv) throw std::runtime_error("the driver opened nothing");
   } catch (const Error &) {
     release_slot();
@@ -239,6 +249,7 @@ rig_device_t *open_device(const char *name_c, Driver *driver, const char *config
   }
   uint64_t first = std::max(start, drv->facts().first_after);
   rig_device_t *d = make_record(name, driver, std::move(drv), slot, first);
+  ready(d);
   // An open that races fail makes a lost device.
   if (const char *why = rig_failure()) d->lose(why, false);
   std::lock_guard<std::mutex> g(r.mu);

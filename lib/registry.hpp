@@ -31,6 +31,12 @@ Driver *driver_of_prefix(const std::string &name);
 
 // Opens name with driver (nullptr: the driver its prefix names).
 rig_device_t *open_device(const char *name, Driver *driver, const char *config);
+// Opens name with driver, whose device make opens (start: the value its
+// timeline starts after); the record is then given to ready, before any
+// other thread can see it.
+rig_device_t *open_device_with(const char *name, Driver *driver,
+                               const std::function<std::unique_ptr<DriverDevice>(uint64_t start)> &make,
+                               const std::function<void(rig_device_t *)> &ready);
 void close_device(rig_device_t *d);
 
 // Calls f on each device that holds a slot, without taking a lock.

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rig/rig.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -103,6 +105,55 @@ typedef enum rig_edge_room {
   RIG_NEVER = 2, /* the work fits in no submission of this driver      */
   RIG_GROW = 3,  /* the queues must grow first (Driver::grow)          */
 } rig_edge_room_t;
+
+/* ------------------------------------------------------------------------ */
+/* io devices.                                                               */
+/*                                                                           */
+/* An io device holds memory that the host reads and writes through its      */
+/* library's calls, such as files (the disk library, rig/disk.h), and runs   */
+/* no work.  A region is memory as the library represents it.  Its functions */
+/* return 0 or a byte count on success and a negative errno on failure.     */
+
+typedef struct rig_io_ops {
+  size_t size; /* sizeof(rig_io_ops_t) as the library compiled it */
+  /* The key of the library's regions: rig_buffer_of_io and rig_buffer_io
+   * check it, so a region is taken only by the library that made it. */
+  const char *region_key;
+  /* The bytes of the memory that counts in the device's budget at most. */
+  int64_t budget;
+  /* Scratch memory of n > 0 bytes, which the library frees when rig calls
+   * free.  -EINVAL refuses the call (RIG_EINVAL); other errors answer that
+   * it has no room (the rounds of reclamation, then RIG_ENOMEM). */
+  int (*alloc)(void *library, int64_t n, void **region);
+  /* Called once for each region of alloc or of rig_buffer_of_io, once no
+   * buffer over it remains. */
+  void (*free)(void *library, void *region);
+  /* The region's n bytes mapped for the host from its byte 0, for borrows;
+   * unpages ends such a mapping.  pages may fail transiently (RIG_EIO). */
+  int (*pages)(void *library, void *region, int64_t n, void **address);
+  void (*unpages)(void *library, void *region, void *address, int64_t n);
+  /* Reads n bytes of region from its byte offset into host memory at dst,
+   * or writes them from src: the count moved, which is n unless the region
+   * was cut short (then fewer), or a negative errno (RIG_EIO). */
+  int64_t (*read)(void *library, void *region, int64_t offset, void *dst, int64_t n);
+  int64_t (*write)(void *library, void *region, int64_t offset, const void *src, int64_t n);
+} rig_io_ops_t;
+
+/* Opens the io device named name with the library's functions, which must
+ * outlive it.  One device per name, as rig_open: an open name answers its
+ * device, RIG_EINVAL if another library's.  Its arch is "", its alignment 1,
+ * its budget ops->budget; it reaches no other device. */
+rig_status_t rig_open_io(const char *name, const rig_io_ops_t *ops, void *library, rig_device_t **out);
+/* *out is a buffer over the n bytes of region, memory of the io device d,
+ * which admits access (Read for a region held for reading).  The memory is
+ * outside the claims, and region returns to ops->free once no buffer over
+ * it remains.  RIG_EINVAL if d is not an io device, its key is not key, or
+ * n < 0; RIG_ELOST if d is lost or closed. */
+rig_status_t rig_buffer_of_io(rig_device_t *d, const char *key, void *region, rig_access_t access, int64_t n,
+                              rig_buffer_t **out);
+/* *region is the region b's memory lies in if it is an io device's memory
+ * of a library whose key is key, else NULL.  RIG_EINVAL if b is dead. */
+rig_status_t rig_buffer_io(const rig_buffer_t *b, const char *key, void **region);
 
 /* ------------------------------------------------------------------------ */
 /* Locks and signals.                                                        */

@@ -62,7 +62,8 @@ int64_t first_mismatch(const char *p, int64_t file_offset, int64_t n, uint32_t s
   return -1;
 }
 
-// A file in the working directory, filled with a pattern, removed at the end.
+// A file in the working directory, filled with a pattern, removed at the
+// end.  It starts out of the page cache, so that reads of it go to the disk.
 class TestFile {
  public:
   explicit TestFile(int64_t size, uint32_t seed = 1, int flags = O_RDWR) : seed_(seed) {
@@ -76,9 +77,15 @@ class TestFile {
       fill_pattern(block.data(), at, n, seed);
       cr_assert_eq(pwrite(fd, block.data(), size_t(n), at), n);
     }
+    cr_assert_eq(fdatasync(fd), 0);
+    drop_cache(fd, 0, size);
     close(fd);
     fd_ = open(path_.c_str(), flags | O_CLOEXEC);
     cr_assert(fd_ >= 0, "open: %s", std::strerror(errno));
+  }
+  // Drops the file's clean pages in [offset, offset + n) from the page cache.
+  static void drop_cache(int fd, int64_t offset, int64_t n) {
+    cr_assert_eq(posix_fadvise(fd, offset, n, POSIX_FADV_DONTNEED), 0);
   }
   ~TestFile() {
     close(fd_);
@@ -123,9 +130,10 @@ struct HostBuffer {
 };
 
 Stats delta(const Stats &before, const Stats &after) {
-  return Stats{after.direct_bytes - before.direct_bytes,     after.buffered_bytes - before.buffered_bytes,
-               after.fixed_bytes - before.fixed_bytes,       after.requests - before.requests,
-               after.retries - before.retries,               after.direct_refusals - before.direct_refusals};
+  return Stats{after.direct_bytes - before.direct_bytes,   after.buffered_bytes - before.buffered_bytes,
+               after.cached_bytes - before.cached_bytes,   after.fixed_bytes - before.fixed_bytes,
+               after.requests - before.requests,           after.retries - before.retries,
+               after.direct_refusals - before.direct_refusals};
 }
 
 std::optional<IoError> io_error_of(const std::function<void()> &call) {
@@ -182,6 +190,27 @@ Test(io_engine, read_unaligned_range_splits_head_and_tail) { /* COPY-04 */
   const int64_t middle = align_down(offset + n, a) - align_up(offset, a);
   cr_assert_eq(moved.direct_bytes, middle, "the aligned middle goes direct");
   cr_assert_eq(moved.buffered_bytes, n - middle, "the head and tail go through the page cache");
+}
+
+Test(io_engine, bytes_in_the_page_cache_are_read_from_it) { /* COPY-04 */
+  TestFile f(8 << 20);
+  if (!f.direct_supported()) return;  // every byte goes through the cache there, as the tests above assert
+  HostBuffer warm(8 << 20);
+  cr_assert_eq(pread(f.fd(), warm.bytes, 8 << 20, 0), 8 << 20);
+  TestFile::drop_cache(f.fd(), 6 << 20, 2 << 20);
+  UringEngine engine;
+  // The first 6 MiB are cached, the last 2 are not.
+  const Stats moved = read_and_check(engine, f, 4 << 20, 4 << 20);
+  cr_assert_eq(moved.cached_bytes, 2 << 20, "the cached half from the cache");
+  cr_assert_eq(moved.buffered_bytes, 2 << 20);
+  cr_assert_eq(moved.direct_bytes, 2 << 20, "the rest direct");
+  // Without cached_first, direct all the same.
+  UringEngine::Options options;
+  options.cached_first = false;
+  UringEngine direct_only(options);
+  const Stats direct = read_and_check(direct_only, f, 0, 4 << 20);
+  cr_assert_eq(direct.direct_bytes, 4 << 20);
+  cr_assert_eq(direct.cached_bytes, 0);
 }
 
 Test(io_engine, unaligned_memory_or_direct_refused_uses_page_cache) { /* COPY-04 */
@@ -350,8 +379,6 @@ static void read_while_truncating(bool direct_ok) {
   int failures = 0;
   for (int round = 0; round < 6; ++round) {
     TestFile f(size, uint32_t(round + 10));
-    fdatasync(f.fd());  // so that the read finds the file on disk, and is slow
-    posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED);
     UringEngine engine;
     FileRegion region = f.region(0, size);
     region.direct_ok = direct_ok;
@@ -511,6 +538,7 @@ Test(io_engine, small_chunks_and_depth_run_many_requests) {
   UringEngine::Options options;
   options.chunk_bytes = 4096;
   options.queue_depth = 3;
+  options.cached_first = false;  // one request per chunk, no probe of the cache
   UringEngine engine(options);
   const Stats moved = read_and_check(engine, f, 0, 1 << 20);
   cr_assert_eq(moved.requests, 256);

@@ -1,0 +1,190 @@
+// The disk library: files as io device memory (include/rig/disk.h), its
+// reads and writes run by the io_uring engine of uring_file.hpp.
+#include "uring_file.hpp"
+
+#include "../drivers/common/options.hpp"
+#include "../lib/errors.hpp"
+
+#include <rig/disk.h>
+#include <rig/edge.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Pages {
+  void *address;  // what pages answered
+  void *base;     // the mapping, on a page
+  size_t bytes;
+};
+
+// A file, or a range of one.
+struct DiskRegion {
+  int fd;
+  int64_t offset;
+  int64_t length;
+  bool writable;
+  std::mutex mu;  // pages
+  std::vector<Pages> pages;
+
+  rig::io::FileRegion file() {
+    std::lock_guard<std::mutex> g(mu);
+    // Mapped pages and O_DIRECT do not mix: a mapped file goes through the
+    // page cache.
+    return rig::io::FileRegion{fd, offset, length, writable, pages.empty(), -1};
+  }
+};
+
+struct Disk {
+  rig::io::UringEngine engine;
+};
+
+Disk &disk() {
+  static Disk *d = new Disk();
+  return *d;
+}
+
+std::string scratch_directory() {
+  const char *dir = std::getenv("TMPDIR");
+  return dir && *dir ? dir : "/var/tmp";
+}
+
+int disk_alloc(void *, int64_t n, void **region) {
+  std::string dir = scratch_directory();
+  int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::string path = dir + "/rig-scratch-XXXXXX";
+    fd = mkostemp(path.data(), O_CLOEXEC);
+    if (fd < 0) return -errno;
+    unlink(path.c_str());
+  }
+  if (ftruncate(fd, n) != 0) {
+    int e = errno;
+    close(fd);
+    return -e;
+  }
+  *region = new DiskRegion{fd, 0, n, true, {}, {}};
+  return 0;
+}
+
+void disk_free(void *, void *region) {
+  auto *r = static_cast<DiskRegion *>(region);
+  for (const Pages &p : r->pages) munmap(p.base, p.bytes);
+  close(r->fd);
+  delete r;
+}
+
+int disk_pages(void *, void *region, int64_t n, void **address) {
+  auto *r = static_cast<DiskRegion *>(region);
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  int64_t start = r->offset / page * page;
+  int64_t delta = r->offset - start;
+  size_t bytes = static_cast<size_t>(delta + std::max<int64_t>(n, 1));
+  int prot = PROT_READ | (r->writable ? PROT_WRITE : 0);
+  void *base = mmap(nullptr, bytes, prot, MAP_SHARED, r->fd, start);
+  if (base == MAP_FAILED) return -errno;
+  *address = static_cast<char *>(base) + delta;
+  std::lock_guard<std::mutex> g(r->mu);
+  r->pages.push_back({*address, base, bytes});
+  return 0;
+}
+
+void disk_unpages(void *, void *region, void *address, int64_t) {
+  auto *r = static_cast<DiskRegion *>(region);
+  std::lock_guard<std::mutex> g(r->mu);
+  for (auto it = r->pages.begin(); it != r->pages.end(); ++it)
+    if (it->address == address) {
+      munmap(it->base, it->bytes);
+      r->pages.erase(it);
+      return;
+    }
+}
+
+// The count moved, fewer where the file ended, or a negative errno.
+template <class F>
+int64_t transfer(F &&f) {
+  try {
+    return f();
+  } catch (const rig::io::IoError &e) {
+    return e.errno_value == 0 ? e.bytes_done : -e.errno_value;
+  } catch (const std::invalid_argument &) {
+    return -EINVAL;
+  } catch (const std::bad_alloc &) {
+    return -ENOMEM;
+  }
+}
+
+int64_t disk_read(void *, void *region, int64_t offset, void *dst, int64_t n) {
+  auto *r = static_cast<DiskRegion *>(region);
+  return transfer([&] { return disk().engine.read(r->file(), offset, dst, n); });
+}
+
+int64_t disk_write(void *, void *region, int64_t offset, const void *src, int64_t n) {
+  auto *r = static_cast<DiskRegion *>(region);
+  if (!r->writable) return -EBADF;
+  return transfer([&] { return disk().engine.write(r->file(), offset, src, n); });
+}
+
+int64_t disk_budget() {
+  const char *env = std::getenv("RIG_DISK");
+  try {
+    return rig::Options(env ? env : "").bytes("budget", INT64_MAX);
+  } catch (const std::exception &) {
+    return INT64_MAX;
+  }
+}
+
+const rig_io_ops_t *disk_ops() {
+  static const rig_io_ops_t ops = {sizeof(rig_io_ops_t), RIG_DISK_KEY, disk_budget(), disk_alloc, disk_free,
+                                   disk_pages,           disk_unpages, disk_read,     disk_write};
+  return &ops;
+}
+
+}  // namespace
+
+extern "C" {
+
+rig_status_t rig_disk_device(rig_device_t **out) { return rig_open_io("DISK", disk_ops(), nullptr, out); }
+
+rig_status_t rig_disk_open(const char *path, rig_disk_mode_t mode, int64_t offset, int64_t length,
+                           rig_buffer_t **out) {
+  RIG_API_CALL({
+    rig::require(out != nullptr, "out is NULL");
+    *out = nullptr;
+    rig::require(path != nullptr, "the path is NULL");
+    rig::require(mode == RIG_DISK_READ || mode == RIG_DISK_READ_WRITE, "unknown mode");
+    rig::require(offset >= 0 && length >= -1, "the offset and length must not be negative");
+    rig_device_t *d = nullptr;
+    if (rig_disk_device(&d) != RIG_OK) throw rig::Error(RIG_EOPEN, rig_last_error());
+    int fd = open(path, (mode == RIG_DISK_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      rig::Error e(RIG_EIO, std::string(path) + ": " + std::strerror(errno));
+      e.code = errno;
+      if (fd >= 0) close(fd);
+      throw e;
+    }
+    if (length == -1) length = st.st_size > offset ? st.st_size - offset : 0;
+    if (offset > st.st_size || length > st.st_size - offset) {
+      close(fd);
+      rig::throw_invalid(std::string(path) + ": the range lies past the file's end");
+    }
+    auto *r = new DiskRegion{fd, offset, length, mode == RIG_DISK_READ_WRITE, {}, {}};
+    rig_status_t s = rig_buffer_of_io(d, RIG_DISK_KEY, r, mode == RIG_DISK_READ ? RIG_ACCESS_READ : RIG_ACCESS_READ_WRITE,
+                                      length, out);
+    if (s != RIG_OK) disk_free(nullptr, r);
+    return s;
+  });
+}
+
+}  // extern "C"
