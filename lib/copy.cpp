@@ -6,6 +6,7 @@
 #include "work.hpp"
 
 #include <cstring>
+#include <functional>
 #include <optional>
 
 using namespace rig;
@@ -125,61 +126,114 @@ struct Copy {
     return rig_point_make(x, v);
   }
 
-  // Host memory into x's memory: the host packs each piece's rows into
-  // staging, x copies them out.
+  // The copy's boxes as pieces of at most a staging allocation each.
+  std::vector<rig_box_t> pieces() const {
+    std::vector<rig_box_t> out;
+    for (const rig_box_t &box : boxes) split(box, kStagingBytes, out);
+    return out;
+  }
+
+  // The host fills staging with each piece (fill(piece, bytes) lays the
+  // piece's rows out packed), and x copies it into d.  The copy holds one
+  // staging allocation, or two in turn for more than one piece, so the host
+  // fills one while x empties the other; it reuses one once the work that
+  // last read it is done (COPY-19, COPY-25).
+  rig_point_t host_filled(rig_device_t *x, rig_edge_location_t d,
+                          const std::function<void(const rig_box_t &, char *)> &fill) {
+    std::vector<rig_box_t> all = pieces();
+    std::vector<StagingLease> held;
+    struct Release {
+      std::vector<StagingLease> &held;
+      ~Release() {
+        for (const StagingLease &l : held) release_staging(l);
+      }
+    } release{held};
+    uint64_t v = 0;
+    for (size_t k = 0; k < all.size(); k++) {
+      const rig_box_t &piece = all[k];
+      StagingLease lease;
+      if (held.size() < std::min<size_t>(all.size(), 2)) {
+        held.push_back(take_host_written(box_bytes(piece)));
+        lease = held.back();
+      } else {
+        lease = held[k % 2];
+        lease.offset = 0;
+        std::vector<Dependency> deps;
+        dependencies(lease.alloc, true, nullptr, deps);
+        wait_all(deps);
+      }
+      fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
+      Mapping *m = copy_mapping(lease.alloc, x);
+      if (!m) throw_invalid(x->name + " cannot map staging memory");
+      rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+      v = submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+    }
+    return rig_point_make(x, v);
+  }
+
+  // x copies each piece from s into staging, and the host takes it out
+  // (take(piece, bytes)) once that transfer is done, while x fills the
+  // other allocation with the next piece.
+  void device_filled(rig_device_t *x, rig_edge_location_t s,
+                     const std::function<void(const rig_box_t &, const char *)> &take) {
+    std::vector<rig_box_t> all = pieces();
+    std::vector<StagingLease> held;
+    struct Release {
+      std::vector<StagingLease> &held;
+      ~Release() {
+        for (const StagingLease &l : held) release_staging(l);
+      }
+    } release{held};
+    struct Filled {
+      rig_box_t piece;
+      StagingLease lease;
+      uint64_t value;
+    };
+    std::optional<Filled> previous;
+    auto take_previous = [&] {
+      x->wait(previous->value);
+      take(previous->piece, static_cast<const char *>(previous->lease.alloc->host) + previous->lease.offset);
+    };
+    for (size_t k = 0; k < all.size(); k++) {
+      const rig_box_t &piece = all[k];
+      if (held.size() < std::min<size_t>(all.size(), 2)) held.push_back(take_device_written());
+      // The host has taken the piece this allocation held two turns ago.
+      StagingLease lease = held[k % held.size()];
+      Mapping *m = copy_mapping(lease.alloc, x);
+      if (!m) throw_invalid(x->name + " cannot map staging memory");
+      rig_box_t moved{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
+      uint64_t v =
+          submit_work(x, {copy_part(x, s, m->loc, moved)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
+      if (previous) take_previous();
+      previous = Filled{piece, lease, v};
+    }
+    if (previous) take_previous();
+  }
+
+  // Host memory into x's memory.
   rig_point_t stage_in(rig_device_t *x, rig_edge_location_t d) {
     std::vector<Dependency> deps;
     dependencies(src->alloc, false, nullptr, deps);
     wait_all(deps);
     auto *s = static_cast<const char *>(host_address(src));
-    uint64_t v = 0;
-    for (const rig_box_t &box : boxes) {
-      std::vector<rig_box_t> pieces;
-      split(box, kStagingBytes, pieces);
-      for (const rig_box_t &piece : pieces) {
-        StagingLease lease = take_host_written(box_bytes(piece));
-        struct Release {
-          StagingLease l;
-          ~Release() { release_staging(l); }
-        } release{lease};
-        char *stage = static_cast<char *>(lease.alloc->host) + lease.offset;
-        host_copy_rows(s, stage, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width});
-        Mapping *m = copy_mapping(lease.alloc, x);
-        if (!m) throw_invalid(x->name + " cannot map staging memory");
-        rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-        v = submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits,
-                        nwaits);
-      }
-    }
-    return rig_point_make(x, v);
+    return host_filled(x, d, [&](const rig_box_t &piece, char *stage) {
+      host_copy_rows(s, stage, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width});
+    });
   }
 
-  // x's memory into host memory: x copies each piece into staging, the
-  // host unpacks it once that transfer is done.
+  // x's memory into host memory.
   rig_point_t stage_out(rig_device_t *x, rig_edge_location_t s) {
     auto *d = static_cast<char *>(host_address(dst));
-    for (const rig_box_t &box : boxes) {
-      std::vector<rig_box_t> pieces;
-      split(box, kStagingBytes, pieces);
-      for (const rig_box_t &piece : pieces) {
-        StagingLease lease = take_device_written();
-        struct Release {
-          StagingLease l;
-          ~Release() { release_staging(l); }
-        } release{lease};
-        Mapping *m = copy_mapping(lease.alloc, x);
-        if (!m) throw_invalid(x->name + " cannot map staging memory");
-        rig_box_t moved{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
-        uint64_t v =
-            submit_work(x, {copy_part(x, s, m->loc, moved)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
-        x->wait(v);
+    bool waited = false;
+    device_filled(x, s, [&](const rig_box_t &piece, const char *stage) {
+      if (!waited) {
         std::vector<Dependency> deps;
         dependencies(dst->alloc, true, nullptr, deps);
         wait_all(deps);
-        const char *stage = static_cast<const char *>(lease.alloc->host) + lease.offset;
-        host_copy_rows(stage, d, {0, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch});
+        waited = true;
       }
-    }
+      host_copy_rows(stage, d, {0, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch});
+    });
     return host_point(host_value());
   }
 
@@ -266,50 +320,22 @@ struct Copy {
     if (src_io) {
       // The io device reads into staging; x copies out of it.
       wait_all(deps);
-      uint64_t v = 0;
-      for (const rig_box_t &box : boxes) {
-        std::vector<rig_box_t> pieces;
-        split(box, kStagingBytes, pieces);
-        for (const rig_box_t &piece : pieces) {
-          StagingLease lease = take_host_written(box_bytes(piece));
-          struct Release {
-            StagingLease l;
-            ~Release() { release_staging(l); }
-          } release{lease};
-          char *stage = static_cast<char *>(lease.alloc->host) + lease.offset;
-          io_rows(src, false, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width}, stage, true);
-          Mapping *m = copy_mapping(lease.alloc, x);
-          if (!m) throw_invalid(x->name + " cannot map staging memory");
-          rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-          v = submit_work(x, {copy_part(x, m->loc, *loc, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, nullptr, 0);
-        }
-      }
-      return rig_point_make(x, v);
+      return host_filled(x, *loc, [&](const rig_box_t &piece, char *stage) {
+        io_rows(src, false, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width}, stage, true);
+      });
     }
     // x copies into staging; the io device writes from it.
-    for (const rig_box_t &box : boxes) {
-      std::vector<rig_box_t> pieces;
-      split(box, kStagingBytes, pieces);
-      for (const rig_box_t &piece : pieces) {
-        StagingLease lease = take_device_written();
-        struct Release {
-          StagingLease l;
-          ~Release() { release_staging(l); }
-        } release{lease};
-        Mapping *m = copy_mapping(lease.alloc, x);
-        if (!m) throw_invalid(x->name + " cannot map staging memory");
-        rig_box_t moved{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
-        uint64_t v = submit_work(x, {copy_part(x, *loc, m->loc, moved)}, {{src->alloc, false}, {lease.alloc, true}},
-                                 waits, nwaits);
-        x->wait(v);
+    bool waited = false;
+    device_filled(x, *loc, [&](const rig_box_t &piece, const char *stage) {
+      if (!waited) {
         std::vector<Dependency> dst_deps;
         dependencies(dst->alloc, true, nullptr, dst_deps);
         wait_all(dst_deps);
-        const char *stage = static_cast<const char *>(lease.alloc->host) + lease.offset;
-        io_rows(dst, true, {0, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch},
-                const_cast<char *>(stage), false);
+        waited = true;
       }
-    }
+      io_rows(dst, true, {0, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch},
+              const_cast<char *>(stage), false);
+    });
     return host_point(host_value());
   }
 

@@ -518,7 +518,7 @@ Plan make_plan(const Object &object) {
     const Symbol *s = &object.symbols[r.symbol];
     if (s->section == kShnUndef) {
       auto definition = defined.find(s->name);
-      if (definition != defined.end()) s = &object.symbols[definition->second];
+      if (false && definition != defined.end()) s = &object.symbols[definition->second];
     }
     Fixup fixup;
     fixup.place = plan.section_offset[r.section] + r.offset;
@@ -563,7 +563,7 @@ void write_stub(uint16_t machine, uint8_t *stub, uint64_t address) {
     // jmp *0(%rip): jumps through the word that follows, using no register (LINK-32).
     static const uint8_t jmp[6] = {0xff, 0x25, 0x00, 0x00, 0x00, 0x00};
     std::memcpy(stub, jmp, sizeof jmp);
-    put64(stub + 6, address + 1);
+    put64(stub + 6, address);
     stub[14] = stub[15] = 0xcc;  // int3
   } else {
     // ldr x17, #8; br x17: x17 is IP1, which a veneer may use (LINK-33).

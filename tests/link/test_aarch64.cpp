@@ -127,6 +127,44 @@ std::map<uint32_t, int> check_relocations(const Elf &object, const rig::LinkedFo
   return counts;
 }
 
+std::vector<uint8_t> little_endian(uint64_t value, size_t width) {
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < width; i++) bytes.push_back(uint8_t(value >> (8 * i)));
+  return bytes;
+}
+
+std::vector<uint8_t> float_bytes(std::initializer_list<float> values) {
+  std::vector<uint8_t> bytes;
+  for (float v : values) {
+    uint8_t b[4];
+    std::memcpy(b, &v, 4);
+    bytes.insert(bytes.end(), b, b + 4);
+  }
+  return bytes;
+}
+
+// The address that the ADRP of low's symbol and addend and the ADD or load
+// at low's place form, decoded from the linked instructions.
+uint64_t paired_address(const Elf &object, const rig::LinkedForTest &linked, const Elf::Relocation &low, int scale) {
+  for (const Elf::Relocation &high : object.relocations()) {
+    if (high.type() != R_AARCH64_ADR_PREL_PG_HI21 || high.symbol() != low.symbol() ||
+        high.rela.r_addend != low.rela.r_addend)
+      continue;
+    uint64_t adrp_place = linked.sections.at(uint32_t(high.patched_section)) + high.rela.r_offset;
+    uint64_t low_place = linked.sections.at(uint32_t(low.patched_section)) + low.rela.r_offset;
+    return page(adrp_place) + adrp_pages(word_at(linked, adrp_place)) * 4096 +
+           (uint64_t(imm12(word_at(linked, low_place))) << scale);
+  }
+  cr_assert_fail("no ADRP pairs with the relocation at 0x%lx", (unsigned long)low.rela.r_offset);
+  return 0;
+}
+
+std::vector<uint8_t> bytes_at(const rig::LinkedForTest &linked, uint64_t address, size_t n) {
+  cr_assert(address >= linked.base && address - linked.base + n <= linked.image.size(), "address outside the image");
+  auto start = linked.image.begin() + ptrdiff_t(address - linked.base);
+  return std::vector<uint8_t>(start, start + ptrdiff_t(n));
+}
+
 }  // namespace
 
 /* LINK-20, LINK-26..LINK-29, LINK-31, LINK-33: every type in reach. */
@@ -134,12 +172,15 @@ Test(aarch64, fields_in_reach_follow_the_formulas) {
   std::map<uint32_t, int> total;
   for (const char *kernel : {"aarch64", "calls", "rodata", "hidden_data", "add"}) {
     Elf object = arm_object(kernel);
-    const uint64_t base = 0x40000000;
-    Resolver resolve = table_resolver(base + (64u << 20), 0x1000);
-    rig::LinkedForTest linked = link_ok(object, kMachine, base, resolve);
-    check_layout(object, linked, field_mask);
-    check_stubs(object, linked, resolve);
-    for (auto [type, count] : check_relocations(object, linked, resolve)) total[type] += count;
+    // Bases that set every bit of the low 12 somewhere, and move data
+    // across pages from its code.
+    for (uint64_t base : {uint64_t{0x40000000}, uint64_t{0x40000800}, uint64_t{0x40000ff0}}) {
+      Resolver resolve = table_resolver(base + (64u << 20) + 0x7f8, 0x1008);
+      rig::LinkedForTest linked = link_ok(object, kMachine, base, resolve);
+      check_layout(object, linked, field_mask);
+      check_stubs(object, linked, resolve);
+      for (auto [type, count] : check_relocations(object, linked, resolve)) total[type] += count;
+    }
   }
   cr_assert_eq(total[0], 0, "a branch in reach went through a stub");
   for (uint32_t type : {R_AARCH64_ADR_PREL_PG_HI21, R_AARCH64_ADD_ABS_LO12_NC, R_AARCH64_LDST8_ABS_LO12_NC,
@@ -149,66 +190,34 @@ Test(aarch64, fields_in_reach_follow_the_formulas) {
 }
 
 /* LINK-26, LINK-27, LINK-28: each ADRP with its ADD or load addresses the
- * constant that aarch64.c placed in .rodata. */
+ * constant that aarch64.c placed in .rodata, at bases that put the data
+ * on the code's page, on the next, and across every low-12-bit value. */
 Test(aarch64, adrp_pairs_address_their_constants) {
   Elf object = arm_object("aarch64");
-  const uint64_t base = 0x7ffff000;  // pages of P and S differ by the page of base
-  Resolver resolve = table_resolver(0x10000000, 0x1000);
-  rig::LinkedForTest linked = link_ok(object, kMachine, base, resolve);
-  auto relocations = object.relocations();
-  // The address an ADRP of symbol + addend and the low-bits instruction at P form.
-  auto paired_address = [&](const Elf::Relocation &low, int scale) {
-    for (const Elf::Relocation &high : relocations) {
-      if (high.type() != R_AARCH64_ADR_PREL_PG_HI21 || high.symbol() != low.symbol() ||
-          high.rela.r_addend != low.rela.r_addend)
-        continue;
-      uint64_t adrp_place = linked.sections.at(uint32_t(high.patched_section)) + high.rela.r_offset;
-      uint64_t low_place = linked.sections.at(uint32_t(low.patched_section)) + low.rela.r_offset;
-      return page(adrp_place) + adrp_pages(word_at(linked, adrp_place)) * 4096 +
-             (uint64_t(imm12(word_at(linked, low_place))) << scale);
-    }
-    cr_assert_fail("no ADRP pairs with the relocation at 0x%lx", (unsigned long)low.rela.r_offset);
-    return uint64_t{0};
-  };
-  auto bytes_at = [&](uint64_t address, size_t n) {
-    cr_assert(address >= linked.base && address - linked.base + n <= linked.image.size(), "address outside the image");
-    return std::vector<uint8_t>(linked.image.begin() + (address - linked.base),
-                                linked.image.begin() + (address - linked.base + n));
-  };
-  auto little_endian = [](std::initializer_list<uint64_t> values, size_t width) {
-    std::vector<uint8_t> bytes;
-    for (uint64_t v : values)
-      for (size_t i = 0; i < width; i++) bytes.push_back(uint8_t(v >> (8 * i)));
-    return bytes;
-  };
-  auto float_bytes = [](std::initializer_list<float> values) {
-    std::vector<uint8_t> bytes;
-    for (float v : values) {
-      uint8_t b[4];
-      std::memcpy(b, &v, 4);
-      bytes.insert(bytes.end(), b, b + 4);
-    }
-    return bytes;
-  };
+  // The constants of aarch64.c by log2 of their size.
   std::map<int, std::vector<uint8_t>> constants = {
-      {0, little_endian({0x5a}, 1)},
-      {1, little_endian({0x1234}, 2)},
-      {2, little_endian({0xdeadbeef}, 4)},
-      {3, little_endian({0x0123456789abcdefull}, 8)},
+      {0, little_endian(0x5a, 1)},
+      {1, little_endian(0x1234, 2)},
+      {2, little_endian(0xdeadbeef, 4)},
+      {3, little_endian(0x0123456789abcdefull, 8)},
       {4, float_bytes({1.0f, 2.0f, 3.0f, 4.0f})},
   };
-  int checked = 0;
-  for (const Elf::Relocation &r : relocations) {
-    if (int scale = ldst_scale(r.type()); scale >= 0) {
-      uint64_t address = paired_address(r, scale);
-      cr_assert(bytes_at(address, size_t{1} << scale) == constants[scale], "LINK-28: LDST%d reads the wrong bytes", 8 << scale);
-      checked++;
-    } else if (r.type() == R_AARCH64_ADD_ABS_LO12_NC) {
-      cr_assert(bytes_at(paired_address(r, 0), 12) == float_bytes({1.5f, 2.5f, 3.5f}), "LINK-27: ADD addresses the wrong table");
-      checked++;
+  for (uint64_t base = 0x7ffff000; base < 0x80001000; base += 0x90) {
+    rig::LinkedForTest linked = link_ok(object, kMachine, base, table_resolver(0x10000000, 0x1000));
+    int checked = 0;
+    for (const Elf::Relocation &r : object.relocations()) {
+      if (int scale = ldst_scale(r.type()); scale >= 0) {
+        cr_assert(bytes_at(linked, paired_address(object, linked, r, scale), size_t{1} << scale) == constants[scale],
+                  "LINK-28: LDST%d at base 0x%lx reads the wrong bytes", 8 << scale, (unsigned long)base);
+        checked++;
+      } else if (r.type() == R_AARCH64_ADD_ABS_LO12_NC) {
+        cr_assert(bytes_at(linked, paired_address(object, linked, r, 0), 12) == float_bytes({1.5f, 2.5f, 3.5f}),
+                  "LINK-27: ADD at base 0x%lx addresses the wrong table", (unsigned long)base);
+        checked++;
+      }
     }
+    cr_assert_eq(checked, 6);
   }
-  cr_assert_eq(checked, 6);
 }
 
 /* LINK-29, LINK-30, LINK-31, LINK-33: the process's functions out of
