@@ -4,6 +4,7 @@
 #include "staging.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 
 namespace rig {
@@ -162,7 +163,7 @@ namespace {
 
 // One try of the driver, or of the cache, for n bytes of m.
 Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n, Memory m) {
-  int64_t charged = charge_of(budget_device == d ? d : budget_device, n);
+  int64_t charged = charge_of(d, n);
   CachedBlock *reuse = nullptr;
   {
     Guard g(d->reclaim_mu);
@@ -240,7 +241,7 @@ void reclaim_round(rig_device_t *budget_device, int round) {
     } catch (const Error &) {
     }
   }
-  free_cache(budget_device, 0);
+  free_cache_charged_to(budget_device);
 }
 
 }  // namespace
@@ -251,7 +252,7 @@ Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {
   // Pinned memory counts in the host's budget.
   auto budget_of = [&](Memory kind) { return kind == Memory::Pinned ? host() : d; };
   rig_device_t *budget_device = budget_of(m);
-  int64_t charged = charge_of(budget_device == d ? d : budget_device, n);
+  int64_t charged = charge_of(d, n);
   if (!d->is_host && charged > budget_device->budget.load()) throw_no_memory(d, n);
   if (Allocation *a = try_allocate(d, budget_device, n, m)) return a;
   if (m == Memory::Mapped) {
@@ -262,7 +263,7 @@ Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {
   }
   for (int round = 0; round < kRounds; round++) {
     reclaim_round(budget_device, round);
-    if (budget_device != d) free_cache(d, 0);
+    if (budget_device != d) free_cache(d);
     require_live(d);
     if (Allocation *a = try_allocate(d, budget_device, n, m)) return a;
   }
@@ -465,27 +466,53 @@ void move_collected(rig_device_t *d) {
   if (d->is_lost()) maybe_leave_slot(d);
 }
 
-void free_cache(rig_device_t *d, int64_t target) {
-  // The host's staging memory returns with the host's cache.
-  if (d->is_host) release_idle_staging();
-  move_collected(d);
+namespace {
+
+// Returns d's cached blocks that pick chooses, while more is wanted.
+void drop_cached(rig_device_t *d, const std::function<bool(const CachedBlock &)> &pick,
+                 const std::function<bool()> &more) {
   for (;;) {
     CachedBlock *c = nullptr;
     {
       Guard g(d->reclaim_mu);
-      if (d->cache.empty() || d->allocated.load() <= target) break;
-      c = d->cache.front();
-      d->cache.erase(d->cache.begin());
+      if (!more()) return;
+      for (auto it = d->cache.begin(); it != d->cache.end(); ++it)
+        if (pick(**it)) {
+          c = *it;
+          d->cache.erase(it);
+          break;
+        }
     }
+    if (!c) return;
     give_back_block(d, c);
   }
+}
+
+}  // namespace
+
+void free_cache(rig_device_t *d) {
+  // The host's staging memory returns with the host's cache.
+  if (d->is_host) release_idle_staging();
+  move_collected(d);
+  drop_cached(d, [](const CachedBlock &) { return true; }, [] { return true; });
   if (d->is_lost()) maybe_leave_slot(d);
+}
+
+void trim_cache(rig_device_t *d, int64_t target) {
+  move_collected(d);
+  drop_cached(d, [&](const CachedBlock &c) { return c.charged_to == d; }, [&] { return d->allocated.load() > target; });
+}
+
+void free_cache_charged_to(rig_device_t *budget_device) {
+  for_each_open_device([&](rig_device_t *d) {
+    move_collected(d);
+    drop_cached(d, [&](const CachedBlock &c) { return c.charged_to == budget_device; }, [] { return true; });
+  });
 }
 
 void reclaim_stopped(rig_device_t *d) {
   if (!d->stopped()) return;
-  move_collected(d);
-  free_cache(d, 0);
+  free_cache(d);
 }
 
 }  // namespace rig

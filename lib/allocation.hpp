@@ -129,9 +129,15 @@ Mapping *copy_mapping(Allocation *a, rig_device_t *d);
 
 // Moves d's collected memory whose work is done to its cache or driver.
 void move_collected(rig_device_t *d);
-// free_cache: collected memory moved, then cached memory returned until d
-// holds at most target bytes.
-void free_cache(rig_device_t *d, int64_t target);
+// free_cache: collected memory moved, then all of d's cached memory
+// returned to its driver.
+void free_cache(rig_device_t *d);
+// set_budget's part: d's cached memory returned until d holds at most
+// target bytes of its budget or its cache is empty.
+void trim_cache(rig_device_t *d, int64_t target);
+// A round's part: the cached memory charged to budget_device's budget, on
+// every device (Pinned memory counts in the host's).
+void free_cache_charged_to(rig_device_t *budget_device);
 // Returns the memory of a lost device that has stopped.
 void reclaim_stopped(rig_device_t *d);
 

@@ -151,6 +151,11 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
     require(d != nullptr, "the device is NULL");
     require_buffer(b, "the buffer");
     require_live(d);
+    // A borrow depends on every point of the stamps (Memory after a loss).
+    {
+      std::vector<Dependency> unused;
+      dependencies(b->alloc, true, nullptr, unused);
+    }
     if (b->device == d) {
       *out = rig_buffer_ref(b);
       return RIG_OK;

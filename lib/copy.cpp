@@ -99,6 +99,16 @@ void host_copy_rows(const char *src, char *dst, const rig_box_t &b) {
 
 rig_point_t host_point(uint64_t v) { return rig_point_make(host(), v); }
 
+// The staging allocations a copy holds, given back when it ends.
+struct HeldStaging : std::vector<StagingLease> {
+  HeldStaging() = default;
+  HeldStaging(const HeldStaging &) = delete;
+  HeldStaging &operator=(const HeldStaging &) = delete;
+  ~HeldStaging() {
+    for (const StagingLease &l : *this) release_staging(l);
+  }
+};
+
 struct Copy {
   rig_buffer_t *src, *dst;
   std::vector<rig_box_t> boxes;
@@ -141,13 +151,7 @@ struct Copy {
   rig_point_t host_filled(rig_device_t *x, rig_edge_location_t d,
                           const std::function<void(const rig_box_t &, char *)> &fill) {
     std::vector<rig_box_t> all = pieces();
-    std::vector<StagingLease> held;
-    struct Release {
-      std::vector<StagingLease> &held;
-      ~Release() {
-        for (const StagingLease &l : held) release_staging(l);
-      }
-    } release{held};
+    HeldStaging held;
     uint64_t v = 0;
     for (size_t k = 0; k < all.size(); k++) {
       const rig_box_t &piece = all[k];
@@ -177,13 +181,7 @@ struct Copy {
   void device_filled(rig_device_t *x, rig_edge_location_t s,
                      const std::function<void(const rig_box_t &, const char *)> &take) {
     std::vector<rig_box_t> all = pieces();
-    std::vector<StagingLease> held;
-    struct Release {
-      std::vector<StagingLease> &held;
-      ~Release() {
-        for (const StagingLease &l : held) release_staging(l);
-      }
-    } release{held};
+    HeldStaging held;
     struct Filled {
       rig_box_t piece;
       StagingLease lease;

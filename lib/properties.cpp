@@ -79,7 +79,7 @@ rig_status_t rig_set_budget(rig_device_t *d, int64_t n) {
     require(d != nullptr, "the device is NULL");
     require(n >= 0, "a budget cannot be negative");
     d->budget.store(n);
-    free_cache(d, n);
+    trim_cache(d, n);
     return RIG_OK;
   });
 }
@@ -88,7 +88,7 @@ rig_status_t rig_free_cache(rig_device_t *d) {
   RIG_API_CALL({
     refuse_inside_lock();
     require(d != nullptr, "the device is NULL");
-    free_cache(d, 0);
+    free_cache(d);
     return RIG_OK;
   });
 }

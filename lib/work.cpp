@@ -52,8 +52,8 @@ void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, const rig_edg
       lock.unlock();
       std::optional<int64_t> short_bytes = driver_call(d, true, [&] { return d->drv->grow(); });
       if (short_bytes) {
-        free_cache(d, 0);
-        free_cache(host(), 0);
+        free_cache_charged_to(d);
+        free_cache_charged_to(host());
         if (grows == kGrowTries) throw_no_memory(d, *short_bytes);
       }
       lock.lock();
