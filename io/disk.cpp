@@ -80,6 +80,8 @@ int disk_alloc(void *, int64_t n, void **region) {
 void disk_free(void *, void *region) {
   auto *r = static_cast<DiskRegion *>(region);
   for (const Pages &p : r->pages) munmap(p.base, p.bytes);
+  // The engine's own descriptor of the file (O_DIRECT) goes with it.
+  disk().engine.forget(r->fd);
   close(r->fd);
   delete r;
 }

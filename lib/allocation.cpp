@@ -28,9 +28,7 @@ bool host_keeps(rig_device_t *d, const Allocation *a) {
   // The host keeps collected buffers of 64 KiB or more, up to 32 MiB of them.
   constexpr int64_t kKeepMin = 64 * 1024, kKeepMax = 32 * 1024 * 1024;
   if (a->bytes < kKeepMin) return false;
-  int64_t kept = 0;
-  for (CachedBlock *c : d->cache) kept += c->charged;
-  return kept + a->charged <= kKeepMax;
+  return d->cache_bytes + a->charged <= kKeepMax;
 }
 
 // Gives back a device's mapping of owner's memory, then the io pages it
@@ -102,7 +100,8 @@ void move_memory(Allocation *a, bool to_cache) {
   // The device's lock is never taken under an allocation's.
   if (cached) {
     Guard g(owner->reclaim_mu);
-    owner->cache.push_back(cached);
+    owner->cache.insert({{static_cast<int>(cached->kind), cached->bytes}, cached});
+    owner->cache_bytes += cached->charged;
   }
 }
 
@@ -167,12 +166,12 @@ Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n
   CachedBlock *reuse = nullptr;
   {
     Guard g(d->reclaim_mu);
-    for (auto it = d->cache.begin(); it != d->cache.end(); ++it)
-      if ((*it)->kind == m && (*it)->bytes == n) {
-        reuse = *it;
-        d->cache.erase(it);
-        break;
-      }
+    auto it = d->cache.find({static_cast<int>(m), n});
+    if (it != d->cache.end()) {
+      reuse = it->second;
+      d->cache_bytes -= reuse->charged;
+      d->cache.erase(it);
+    }
   }
   if (reuse) {
     // Cached memory comes back with empty stamps: it waits for no work of
@@ -476,9 +475,12 @@ void drop_cached(rig_device_t *d, const std::function<bool(const CachedBlock &)>
     {
       Guard g(d->reclaim_mu);
       if (!more()) return;
+      // A lost device's memory returns only once it has stopped.
+      if (d->is_lost() && !d->stopped()) return;
       for (auto it = d->cache.begin(); it != d->cache.end(); ++it)
-        if (pick(**it)) {
-          c = *it;
+        if (pick(*it->second)) {
+          c = it->second;
+          d->cache_bytes -= c->charged;
           d->cache.erase(it);
           break;
         }

@@ -229,6 +229,7 @@ rig_status_t rig_buffer_aligned(const rig_buffer_t *b, int64_t at, int64_t n, bo
     *out = false;
     require_buffer(b, "the buffer");
     require(n > 0 && (n & (n - 1)) == 0, "the alignment is not a positive power of two");
+    require(!b->alloc->owner->is_io(), "an io device's memory has no address for work");
     rig_edge_location_t loc = location_of(b);
     uint64_t address;
     if (loc.address) {
@@ -252,7 +253,8 @@ rig_status_t rig_buffer_handle(const rig_buffer_t *b, uint64_t *handle, int64_t 
     *handle = 0;
     *offset = 0;
     require_buffer(b, "the buffer");
-    require(!b->alloc->owner->is_host, "host memory has no driver object");
+    require(!b->alloc->owner->is_host && !b->alloc->owner->is_io(),
+            "the host's and an io device's memory have no driver object");
     rig_edge_location_t loc = location_of(b);
     *handle = loc.address ? reinterpret_cast<uintptr_t>(b->alloc->loc.address) : loc.handle;
     *offset = loc.address ? b->offset : static_cast<int64_t>(loc.offset);

@@ -160,11 +160,7 @@ struct Copy {
         held.push_back(take_host_written(box_bytes(piece)));
         lease = held.back();
       } else {
-        lease = held[k % 2];
-        lease.offset = 0;
-        std::vector<Dependency> deps;
-        dependencies(lease.alloc, true, nullptr, deps);
-        wait_all(deps);
+        lease = refill_from_start(held[k % 2], box_bytes(piece));
       }
       fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
       Mapping *m = copy_mapping(lease.alloc, x);

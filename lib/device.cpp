@@ -112,26 +112,52 @@ void rig_device::commit_to(uint64_t value) {
   committed.store(last, std::memory_order_release);
 }
 
-bool rig_device::spread_loss(int depth) {
-  if (is_lost()) return true;
-  std::vector<QueueWait> pending;
-  {
-    Guard g(queue_waits_mu);
-    if (queue_waits.empty()) return false;
-    uint64_t word = reported.load(std::memory_order_acquire);
-    std::erase_if(queue_waits, [&](const QueueWait &w) { return word >= w.my_value; });
-    pending = queue_waits;
-  }
-  for (const QueueWait &w : pending) {
-    // Along chains of waits: the device waited on may itself be waiting on
-    // a lost one.
-    if (depth < 64 && !w.on->is_lost()) w.on->spread_loss(depth + 1);
-    if (w.on->is_lost() && w.on_value > w.on->reached_at_loss()) {
-      lose(w.on->name + " lost", false);
+namespace {
+
+// The queue waits of d it has not passed, pruning the passed ones.
+std::vector<rig_device::QueueWait> pending_waits(rig_device *d) {
+  Guard g(d->queue_waits_mu);
+  uint64_t word = d->reported.load(std::memory_order_acquire);
+  std::erase_if(d->queue_waits, [&](const rig_device::QueueWait &w) { return word >= w.my_value; });
+  return d->queue_waits;
+}
+
+// True iff d's queue waits, directly or along a chain of waits through
+// devices not yet lost, for a value a lost device never reached; *culprit
+// is the lost device d waits on directly, or through which the chain runs.
+// Each device is visited once: queues of live devices may wait on each
+// other in a cycle.
+bool waits_on_lost(rig_device *d, std::vector<rig_device *> &visited, rig_device **culprit) {
+  visited.push_back(d);
+  for (const rig_device::QueueWait &w : pending_waits(d)) {
+    if (w.on->is_lost()) {
+      if (w.on_value > w.on->reached_at_loss()) {
+        *culprit = w.on;
+        return true;
+      }
+      continue;
+    }
+    if (std::find(visited.begin(), visited.end(), w.on) != visited.end()) continue;
+    rig_device *deeper = nullptr;
+    if (waits_on_lost(w.on, visited, &deeper)) {
+      // The device waited on is lost first, then the loss spreads to d.
+      w.on->lose(deeper->name + " lost", false);
+      *culprit = w.on;
       return true;
     }
   }
   return false;
+}
+
+}  // namespace
+
+bool rig_device::spread_loss() {
+  if (is_lost()) return true;
+  std::vector<rig_device *> visited;
+  rig_device *culprit = nullptr;
+  if (!waits_on_lost(this, visited, &culprit)) return false;
+  lose(culprit->name + " lost", false);
+  return true;
 }
 
 void rig_device::check_hang(uint64_t word) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <map>
 #include <vector>
 
 namespace rig {
@@ -53,7 +54,9 @@ struct rig_device {
   // Reclamation: allocations collected but not yet returned, and the cache.
   rig::Mutex reclaim_mu;
   std::vector<rig::Allocation *> collected;
-  std::vector<rig::CachedBlock *> cache;
+  // The cache, by kind and bytes, and the bytes it holds.
+  std::multimap<std::pair<int, int64_t>, rig::CachedBlock *> cache;
+  int64_t cache_bytes = 0;
   // Allocations (live, collected or cached) and other holdings that keep the
   // device in its slot after it is closed.
   std::atomic<int64_t> holdings{0};
@@ -69,7 +72,7 @@ struct rig_device {
   std::vector<QueueWait> queue_waits;
   // Loses the device with "NAME lost" if its queue waits for a value that a
   // lost device NAME never reached; returns true if it is lost.
-  bool spread_loss(int depth = 0);
+  bool spread_loss();
 
   // Values per device (Local): each key's value, dropped after the stop.
   std::mutex locals_mu;

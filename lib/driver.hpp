@@ -4,6 +4,7 @@
 #pragma once
 
 #include <rig/edge.h>
+#include <rig/rig.h>
 
 #include <atomic>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace rig {
@@ -81,6 +83,19 @@ class DriverDevice {
   // Maps for the device the n bytes of host memory at p (p on a page).
   // nullptr: the driver never maps that memory.
   virtual Region map_host(void *, int64_t) { return nullptr; }
+
+  // How the PCI function at bus address fn reaches all of r (alloc made
+  // it) by DMA, or the reason it cannot (naming fn where fn names no
+  // function of the machine).
+  struct Dma {
+    rig_dma_kind_t kind;
+    std::vector<rig_dma_range_t> ranges;  // RIG_DMA_BUS
+    int fd = -1;                          // RIG_DMA_DMABUF
+    int64_t offset = 0;
+  };
+  virtual std::variant<Dma, std::string> dma(Region, const std::string &) {
+    return std::string("the driver describes no memory for DMA");
+  }
 
   // Queues: the C functions of edge.h.
   virtual rig_edge_room_t room(const rig_edge_work_t &) { return RIG_ROOM; }

@@ -76,7 +76,7 @@ constexpr size_t kRelaSize = 24;
 // Each stub is 16 bytes at a multiple of 16 after the image.
 constexpr uint64_t kStubSize = 16;
 constexpr uint64_t kMaxImageBytes = std::numeric_limits<int64_t>::max();  // max_int (LINK-19)
-constexpr uint64_t kMaxTestImageBytes = uint64_t{1} << 30;
+constexpr uint64_t kMaxTestImageBytes = uint64_t{64} << 20;
 
 using i128 = __int128;
 
@@ -98,6 +98,15 @@ std::string hex128(i128 v) {
   if (v < 0) return "-" + hex128(-v);
   if (v > std::numeric_limits<uint64_t>::max()) return "more than 64 bits";
   return hex(static_cast<uint64_t>(v));
+}
+
+// A name from the object as a reason quotes it: bytes outside printable
+// ASCII become '?', so that a reason is always readable text.
+std::string printable(std::string_view name) {
+  std::string text(name);
+  for (char &c : text)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return text;
 }
 
 const char *machine_name(uint16_t machine) {
@@ -218,12 +227,12 @@ struct Object {
   std::vector<Relocation> relocations;
 
   std::string section_name(uint32_t index) const {
-    if (index < sections.size() && !sections[index].name.empty()) return std::string(sections[index].name);
+    if (index < sections.size() && !sections[index].name.empty()) return printable(sections[index].name);
     return "section " + std::to_string(index);
   }
   std::string symbol_name(uint32_t index) const {
     const Symbol &s = symbols[index];
-    if (!s.name.empty()) return "`" + std::string(s.name) + "'";
+    if (!s.name.empty()) return "`" + printable(s.name) + "'";
     return "symbol " + std::to_string(index) + " (" + section_name(s.section) + ")";
   }
   std::string describe(const Relocation &r) const {
@@ -246,17 +255,21 @@ std::string_view string_at(const Bytes &file, const std::vector<Section> &sectio
 }
 
 // Checks the ELF header and reads the section headers.
-std::vector<Section> read_sections(const Bytes &file, uint16_t machine) {
+std::vector<Section> read_sections(const Bytes &file, uint16_t machine, bool for_host) {
   if (file.size() < 4 || std::memcmp(file.at(0), "\x7f" "ELF", 4) != 0) refuse("not an ELF file");
-  if (file.size() < kEhdrSize) refuse("malformed ELF: truncated ELF header");
+  // e_ident (16 bytes) says the class and byte order of the rest.
+  if (file.size() < 16) refuse("malformed ELF: truncated ELF identification");
   if (file.le(4, 1) != 2) refuse("not a 64-bit ELF object (EI_CLASS " + std::to_string(file.le(4, 1)) + ")");
   if (file.le(5, 1) != 1) refuse("not a little-endian ELF object (EI_DATA " + std::to_string(file.le(5, 1)) + ")");
-  if (file.le(6, 1) != 1 || file.le(20, 4) != 1) refuse("malformed ELF: unknown ELF version");
+  if (file.le(6, 1) != 1) refuse("malformed ELF: unknown ELF version");
+  if (file.size() < kEhdrSize) refuse("malformed ELF: truncated ELF header");
+  if (file.le(20, 4) != 1) refuse("malformed ELF: unknown ELF version");
   uint64_t type = file.le(16, 2);
   if (type != kEtRel) refuse("not a relocatable ELF object (ET_REL): its type is " + std::to_string(type));
   uint16_t object_machine = uint16_t(file.le(18, 2));
   if (object_machine != machine)
-    refuse("the object's machine is " + describe_machine(object_machine) + ", not the host's " + describe_machine(machine));
+    refuse("the object's machine is " + describe_machine(object_machine) + ", not " + describe_machine(machine) +
+           (for_host ? ", the host's" : ""));
 
   uint64_t shoff = file.le(40, 8);
   uint64_t shentsize = file.le(58, 2);
@@ -417,10 +430,10 @@ void read_relocations(const Bytes &file, Object &object, uint32_t symtab) {
   }
 }
 
-Object parse(const Bytes &file, uint16_t machine) {
+Object parse(const Bytes &file, uint16_t machine, bool for_host) {
   Object object;
   object.machine = machine;
-  object.sections = read_sections(file, machine);
+  object.sections = read_sections(file, machine, for_host);
   check_sections(object);
   uint32_t symtab = read_symbols(file, object);
   read_relocations(file, object, symtab);
@@ -518,7 +531,7 @@ Plan make_plan(const Object &object) {
     const Symbol *s = &object.symbols[r.symbol];
     if (s->section == kShnUndef) {
       auto definition = defined.find(s->name);
-      if (false && definition != defined.end()) s = &object.symbols[definition->second];
+      if (definition != defined.end()) s = &object.symbols[definition->second];
     }
     Fixup fixup;
     fixup.place = plan.section_offset[r.section] + r.offset;
@@ -547,7 +560,7 @@ std::vector<uint64_t> resolve_externals(const Plan &plan,
   for (std::string_view name : plan.externals) {
     std::optional<uint64_t> address = resolve(name);
     if (!address)
-      refuse("the object refers to `" + std::string(name) + "', which neither it nor the process defines");
+      refuse("the object refers to `" + printable(name) + "', which neither it nor the process defines");
     addresses.push_back(*address);
   }
   return addresses;
@@ -768,7 +781,7 @@ std::variant<std::unique_ptr<HostImage>, std::string> link_host(const void *byte
     uint16_t machine = host_machine();
     if (machine == 0) return std::string("the host is neither x86_64 nor arm64, so it links no code");
     Bytes file(bytes, n);
-    Object object = parse(file, machine);
+    Object object = parse(file, machine, true);
     Plan plan = make_plan(object);
     std::vector<uint64_t> externals = resolve_externals(plan, process_symbol);
 
@@ -797,10 +810,10 @@ std::variant<LinkedForTest, std::string> link_for_test(
     if (machine != kEmX86_64 && machine != kEmAarch64)
       return "the linker links for EM_X86_64 or EM_AARCH64, not " + describe_machine(machine);
     Bytes file(bytes, n);
-    Object object = parse(file, machine);
+    Object object = parse(file, machine, false);
     Plan plan = make_plan(object);
     if (base % plan.alignment != 0) return "base " + hex(base) + " is not a multiple of " + hex(plan.alignment);
-    if (plan.size > kMaxTestImageBytes) return "an image of " + std::to_string(plan.size) + " bytes is over a test's 1 GiB";
+    if (plan.size > kMaxTestImageBytes) return "an image of " + std::to_string(plan.size) + " bytes is over a test's 64 MiB";
     if (base > std::numeric_limits<uint64_t>::max() - plan.size) return "the image does not fit above base " + hex(base);
     std::vector<uint64_t> externals = resolve_externals(plan, resolve_external);
 

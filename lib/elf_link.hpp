@@ -49,10 +49,11 @@ class HostImage {
   // local one of the same name.  nullptr if there is none.
   void *resolve(std::string_view name) const;
 
-  // Bytes of the image and its stubs (the mapping is this rounded up to
-  // whole pages, and more where a section asks an alignment over a page).
+  // Bytes of the image and its stubs, from base().
   size_t size() const { return size_; }
   const void *base() const { return base_; }
+  // Bytes of the mapping that holds them: size() in whole pages.
+  size_t mapped_bytes() const { return mapping_bytes_; }
 
  private:
   friend std::variant<std::unique_ptr<HostImage>, std::string> link_host(const void *, size_t);
@@ -86,7 +87,7 @@ struct LinkedForTest {
 // into a writable buffer as if it lay at base, without mapping anything
 // executable, resolving undefined symbols through resolve_external
 // (nullopt: the process does not define it).  base must be a multiple of
-// the largest alignment the image asks (at least 16).  Images over 1 GiB
+// the largest alignment the image asks (at least 16).  Images over 64 MiB
 // are refused, as a buffer of that size serves no test.
 std::variant<LinkedForTest, std::string> link_for_test(
     const void *bytes, size_t n, uint16_t machine, uint64_t base,

@@ -17,9 +17,10 @@ void after_fork_in_parent() { unlock_registry_after_fork(); }
 void after_fork_in_child() {
   unlock_registry_after_fork();
   // The host and memory devices are this process's own code and memory:
-  // they go on in the child.
+  // they go on in the child.  An io device is its library's to decide, as
+  // the child keeps its parent's open files.
   for_each_open_device([](rig_device_t *d) {
-    if (!d->facts.runs_on_host) d->lose_in_fork_child();
+    if (!d->facts.runs_on_host && !d->is_io()) d->lose_in_fork_child();
   });
 }
 

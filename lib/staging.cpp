@@ -119,6 +119,20 @@ StagingLease take_device_written() {
   return lease;
 }
 
+StagingLease refill_from_start(const StagingLease &lease, int64_t n) {
+  wait_work(lease.alloc);
+  Pool &p = pool();
+  std::lock_guard<std::mutex> g(p.mu);
+  for (Chunk &c : p.chunks)
+    if (c.alloc == lease.alloc) {
+      // Later copies place their bytes after these.
+      c.fill = n;
+      c.filled_from_start = ++p.takes;
+      c.device_written = false;
+    }
+  return StagingLease{lease.alloc, 0};
+}
+
 void release_staging(const StagingLease &lease) {
   Pool &p = pool();
   std::vector<Allocation *> returning;

@@ -24,6 +24,9 @@ StagingLease take_host_written(int64_t n);
 // An allocation whose work is done, or a new one, for bytes a device
 // writes; no copy puts bytes after them.
 StagingLease take_device_written();
+// A copy that holds lease puts n bytes at its allocation's start again,
+// once the work that last used it is done (it waits for that work).
+StagingLease refill_from_start(const StagingLease &lease, int64_t n);
 // Ends a copy's hold.  Allocations no copy holds and no copy took within
 // the last n takes (n the most allocations staging has had at once) return.
 void release_staging(const StagingLease &lease);

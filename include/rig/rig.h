@@ -352,16 +352,50 @@ void rig_buffer_span(const rig_buffer_t *b, int64_t *offset,
  * addresses of b's device's work, is a multiple of n: arithmetic, defined
  * for every at.  Handle-only memory answers from its offset in its
  * allocation for n up to its device's alignment.  RIG_EINVAL if b is dead,
- * n is not a positive power of two, or b is handle-only and n exceeds that
- * alignment. */
+ * is an io device's memory, n is not a positive power of two, or b is
+ * handle-only and n exceeds that alignment. */
 rig_status_t rig_buffer_aligned(const rig_buffer_t *b, int64_t at, int64_t n,
                                 bool *out);
 
 /* *handle is the driver's object for b's memory and *offset the byte of it
  * b starts at; 0 for an empty buffer create made on a driver's device.
- * RIG_EINVAL if b is dead or is host memory. */
+ * RIG_EINVAL if b is dead, or is host memory or an io device's memory. */
 rig_status_t rig_buffer_handle(const rig_buffer_t *b, uint64_t *handle,
                                int64_t *offset);
+
+/* How another PCI function of the machine (a network adapter) reaches a
+ * buffer's memory by DMA: rig_buffer_dma's answer. */
+typedef enum rig_dma_kind {
+  RIG_DMA_BUS = 1,    /* bus addresses, valid until the process exits   */
+  RIG_DMA_DMABUF = 2, /* a dma-buf file descriptor the caller closes    */
+} rig_dma_kind_t;
+
+typedef struct rig_dma_range {
+  uint64_t address; /* a multiple of 4096 */
+  uint64_t bytes;   /* a multiple of 4096 */
+} rig_dma_range_t;
+
+typedef struct rig_dma {
+  size_t size; /* sizeof(rig_dma_t) as the caller compiled it */
+  rig_dma_kind_t kind;
+  const rig_dma_range_t *ranges; /* RIG_DMA_BUS: in order, for the process's life */
+  size_t range_count;
+  int fd;          /* RIG_DMA_DMABUF: close-on-exec, the caller's to close */
+  int64_t offset;  /* the allocation's first byte in the dma-buf */
+  int64_t start;   /* b's first byte past the allocation's first byte */
+} rig_dma_t;
+
+/* Describes how the PCI function at bus address fn ("0000:41:00.0")
+ * reaches the whole allocation b's memory lies in, as the driver of the
+ * device whose memory it is answers (a borrow's answer is its memory's
+ * owner's).  From then on the memory is outside the claims for good, also
+ * where the driver cannot describe it, and the allocation never returns to
+ * its device's cache.  No stamp records fn's accesses: the caller orders
+ * them.  RIG_EOPEN with the driver's reason where it cannot; RIG_EINVAL if
+ * b is dead or empty, is the host's, a memory device's or an io device's
+ * memory, is held exclusive, or out->size is too small; RIG_ELOST if the
+ * memory's device is lost. */
+rig_status_t rig_buffer_dma(rig_buffer_t *b, const char *fn, rig_dma_t *out);
 
 /* True iff a and b hold bytes of one word of one allocation, so rig orders
  * them as one.  Takes no lock. */

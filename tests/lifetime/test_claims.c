@@ -13,13 +13,14 @@
  *                 BUF-70 BUF-71 BUF-74 BUF-75 BUF-76 BUF-77 BUF-78 BUF-79
  *                 BUF-80
  *   Properties:   BPROP-14 BPROP-20 BPROP-21
- *   Host access:  HACC-02 HACC-03 HACC-13
+ *   Host access:  HACC-02 HACC-03 HACC-13 HACC-32 HACC-35
  *   Copying:      COPY-43 COPY-44 COPY-66 COPY-78
  *   Low level:    LOW-01 LOW-05 LOW-06 LOW-07 LOW-08
  *   Memory after a loss: LMEM-01 (a Read claim follows last writes only,
  *                 a Read_write one every use), LMEM-04 (a hold depends on
  *                 what a write would: asserted in test_loss.c)
  *   Reclamation:  RECL-04
+ *   Errors:       ERR-35 (lost answers while a wait on the device is in flight)
  *
  * Not reached here, and why:
  *   BUF-72 BUF-73: submits through a borrow on another thread and prepared
@@ -377,7 +378,7 @@ Test(claims, consume_under_an_exclusive_hold) { /* INTRO-16 INTRO-17 BPROP-20 BU
   rig_buffer_unref(b);
 }
 
-Test(claims, consume_beside_other_claims_gives_a_read_only_buffer) { /* BPROP-14 */
+Test(claims, consume_beside_other_claims_gives_a_read_only_buffer) { /* BPROP-14 HACC-32 */
   rig_buffer_t *b = create(rig_host(), 4 * KIB);
   rig_buffer_t *src = create(rig_host(), 4 * KIB);
   cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ), RIG_CLAIMED);
@@ -476,7 +477,7 @@ Test(claims, free_refuses_a_view_of_part) { /* BUF-63 */
 
 static void count_release(void *context) { (*(int *)context)++; }
 
-Test(claims, free_refuses_memory_outside_the_claims) { /* BUF-65 */
+Test(claims, free_refuses_memory_outside_the_claims) { /* BUF-65 HACC-35 */
   static char bytes[4096];
   int released = 0;
   rig_buffer_t *caller = NULL;
@@ -731,6 +732,7 @@ Test(claims, a_copy_holds_its_read_claims_until_it_returns) { /* COPY-43 COPY-78
   /* The copy has its claims once it has submitted its work. */
   for (int i = 0; i < 5000 && rig_submitted(d) == before; i++) nap();
   cr_assert_eq(rig_submitted(d), before + 1, "the copy submitted its work");
+  cr_assert_null(rig_lost(d), "lost answers at once while the copy waits on the device (ERR-35)");
   cr_assert_not(try_free(c.dst, NULL), "the copy's claim on its destination refuses free during its wait");
   cr_assert_not(try_free(c.src, NULL), "the copy's claim on its source refuses free during its wait");
   pthread_join(t, NULL);

@@ -40,7 +40,7 @@ int run(const std::vector<std::string> &args) {
 
 }  // namespace
 
-std::vector<uint8_t> compile(const std::string &kernel, Arch arch) {
+std::vector<uint8_t> compile(const std::string &kernel, Arch arch, const std::vector<std::string> &extra_flags) {
   namespace fs = std::filesystem;
   std::string pattern = (fs::temp_directory_path() / "rig-link-XXXXXX").string();
   cr_assert(mkdtemp(pattern.data()) != nullptr, "cannot make a temporary directory");
@@ -53,6 +53,7 @@ std::vector<uint8_t> compile(const std::string &kernel, Arch arch) {
     args.push_back("--target=aarch64-none-unknown-elf");
     args.push_back("-ffixed-x18");
   }
+  args.insert(args.end(), extra_flags.begin(), extra_flags.end());
   args.insert(args.end(), {std::string(RIG_LINK_KERNELS) + "/" + kernel + ".c", "-o", output});
   int status = run(args);
   std::ifstream file(output, std::ios::binary);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,8 +30,8 @@ Arch host_arch();
 
 // Compiles kernels/<kernel>.c with the spec's flags for arch (rig.txt,
 // Objects): clang -c -O2 -fPIC --target=<arch>-none-unknown-elf, and
-// -ffixed-x18 for arm64.  Fails the test if clang fails.
-std::vector<uint8_t> compile(const std::string &kernel, Arch arch);
+// -ffixed-x18 for arm64, then extra_flags.  Fails the test if clang fails.
+std::vector<uint8_t> compile(const std::string &kernel, Arch arch, const std::vector<std::string> &extra_flags = {});
 
 // An ELF object's bytes, read and written in place.
 class Elf {

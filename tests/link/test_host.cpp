@@ -28,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstddef>
@@ -244,8 +245,10 @@ Test(host, big_stack_frame_runs) {
 Test(host, image_memory_is_read_execute) {
   auto image = host_link_ok(host_object("calls"));
   uintptr_t start = reinterpret_cast<uintptr_t>(image->base());
-  uintptr_t end = start + image->size();
+  uintptr_t end = start + image->mapped_bytes();
   cr_assert_gt(image->size(), 0u);
+  cr_assert_geq(image->mapped_bytes(), image->size());
+  cr_assert_eq(image->mapped_bytes() % size_t(sysconf(_SC_PAGESIZE)), 0u);
   std::ifstream maps("/proc/self/maps");
   std::string line;
   bool covered = false;
@@ -436,7 +439,7 @@ Test(host, symbol_defined_outside_the_image_is_refused) {
 }
 
 /* LINK-16: a place outside its section, or a patched section outside the
- * image. */
+ * image, such as debug information (clang -g). */
 Test(host, patch_outside_the_image_is_refused) {
   Elf valid = host_object("calls");
   Elf::Relocation r = valid.relocations()[0];
@@ -446,9 +449,15 @@ Test(host, patch_outside_the_image_is_refused) {
     object.write<uint64_t>(r.entry_offset + offsetof(Elf64_Rela, r_offset), offset);
     assert_mentions(host_link_error(object), {"outside"});
   }
+  // .rela.text made to patch .comment, at places inside .comment.
   Elf object = valid;
   object.set_section_field<uint32_t>(rela_text(object), offsetof(Elf64_Shdr, sh_info), uint32_t(object.section_index(".comment")));
+  for (const Elf::Relocation &r : object.relocations())
+    if (r.patched_section == object.section_index(".comment"))
+      object.write<uint64_t>(r.entry_offset + offsetof(Elf64_Rela, r_offset), 0);
   assert_mentions(host_link_error(object), {".comment", "outside the image"});
+  // Debug information's relocations patch sections outside the image.
+  assert_mentions(host_link_error(Elf(compile("add", host_arch(), {"-g"}))), {".debug", "outside the image"});
 }
 
 /* LINK-17: a value that overflows its field. */

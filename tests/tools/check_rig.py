@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Checks the `rig` command-line tool: check_rig.py CHECK PATH_TO_RIG.
 
-CHECK is one of devices_json, demo, usage.  Exits non-zero, saying why, when
-the tool's exit status or output is not what its help and rig.h state.
+CHECK is one of devices_json, demo, usage, load_mem, load_sim, load_errors.
+Exits non-zero, saying why, when the tool's exit status or output is not
+what its help and rig.h state.
 """
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 INT64_MAX = 2**63 - 1
 DEMO_BYTES = 1 << 20
@@ -145,17 +148,93 @@ def check_usage(rig):
         expect("usage:" in err, f"rig {' '.join(args)}: no usage on stderr")
         expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
     help_text = run_rig_ok(rig, "--help")
-    for word in ("usage:", "devices", "demo", "version"):
+    for word in ("usage:", "devices", "demo", "load", "version"):
         expect(word in help_text, f"--help does not mention {word!r}")
     version = run_rig_ok(rig, "version").strip()
     expect(re.fullmatch(r"rig \d+\.\d+\.\d+ \(librig \d+\.\d+\.\d+\)", version),
            f"version line {version!r}")
 
 
+LOADED_LINE = re.compile(r"^loaded (\d+) in (\d+\.\d+) s: (\d+\.\d+) GB/s$")
+LOAD_FILE_BYTES = 3 * (1 << 20) + 12345
+
+
+def write_load_file(directory):
+    """A file of LOAD_FILE_BYTES whose bytes differ from their neighbours'
+    and from those 4 KiB away, so a shifted load shows."""
+    path = os.path.join(directory, "load.bin")
+    pattern = bytes((i * 7 + (i >> 12) * 13) & 0xFF for i in range(1 << 16))
+    with open(path, "wb") as f:
+        whole, rest = divmod(LOAD_FILE_BYTES, len(pattern))
+        f.write(pattern * whole + pattern[:rest])
+    return path
+
+
+def check_load_lines(args, out, loaded_bytes):
+    lines = out.splitlines()
+    expect(len(lines) == 2, f"rig {' '.join(args)} printed {lines!r}")
+    match = LOADED_LINE.match(lines[0])
+    expect(match, f"rig {' '.join(args)}: first line {lines[0]!r}")
+    expect(int(match.group(1)) == loaded_bytes,
+           f"rig {' '.join(args)} loaded {match.group(1)} bytes, "
+           f"not {loaded_bytes}")
+    expect(lines[1] == "verified",
+           f"rig {' '.join(args)}: last line {lines[1]!r}")
+
+
+def check_load_onto(rig, device):
+    """`rig load --verify` of a whole file and of a range onto device."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = write_load_file(directory)
+        args = ["load", path, "--device", device, "--verify"]
+        check_load_lines(args, run_rig_ok(rig, *args), LOAD_FILE_BYTES)
+        args = ["load", path, "--device", device, "--offset", "1K",
+                "--length", "2M", "--verify"]
+        check_load_lines(args, run_rig_ok(rig, *args), 2 << 20)
+        # The range to the file's end.
+        args = ["load", path, "--device", device, "--offset", "5",
+                "--verify"]
+        check_load_lines(args, run_rig_ok(rig, *args), LOAD_FILE_BYTES - 5)
+
+
+def check_load_mem(rig):
+    check_load_onto(rig, "MEM:0")
+
+
+def check_load_sim(rig):
+    check_load_onto(rig, "SIM:0")
+
+
+def check_load_errors(rig):
+    with tempfile.TemporaryDirectory() as directory:
+        path = write_load_file(directory)
+        for args in (["load"], ["load", path], ["load", "--device", "MEM:0"],
+                     ["load", path, "--device", "MEM:0", "--length", "2X"],
+                     ["load", path, "--device", "MEM:0", "--offset", "-1"],
+                     ["load", path, "--device"]):
+            status, out, err = run_rig(rig, *args)
+            expect(status == 2, f"rig {' '.join(args)} exited {status}, not 2")
+            expect("usage:" in err, f"rig {' '.join(args)}: no usage on stderr")
+            expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
+        missing = os.path.join(directory, "missing.bin")
+        for args, why in (
+                (["load", missing, "--device", "MEM:0"], "RIG_EIO"),
+                (["load", path, "--device", "MEM:0", "--length", "4M"],
+                 "RIG_EINVAL")):
+            status, out, err = run_rig(rig, *args)
+            expect(status == 1, f"rig {' '.join(args)} exited {status}, not 1")
+            expect(why in err, f"rig {' '.join(args)}: stderr {err!r} "
+                   f"does not name {why}")
+            expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
+
+
 CHECKS = {
     "devices_json": check_devices_json,
     "demo": check_demo,
     "usage": check_usage,
+    "load_mem": check_load_mem,
+    "load_sim": check_load_sim,
+    "load_errors": check_load_errors,
 }
 
 

@@ -1,0 +1,327 @@
+/* Reading a file through the io device DISK (rig/disk.h) beside two
+ * readers written here, in the same run, all into one page-aligned host
+ * buffer:
+ *   io_host   rig_disk_open + rig_buffer_copy into a host buffer;
+ *   io_mem    the same into a MEM:0 buffer;
+ *   uring     a plain liburing O_DIRECT reader: depth 32, 1 MiB blocks,
+ *             read_fixed into the host buffer, registered as fixed buffers;
+ *   pread     a loop of 1 MiB preads through the page cache.
+ * Cold runs first drop the file from the page cache (posix_fadvise
+ * DONTNEED); warm runs first read it whole through the page cache.  Prints
+ * `NAME_cold: V GB/s` and `NAME_warm: V GB/s` for each reader, and
+ * `ratio io_host_cold: X` (likewise io_host_warm, io_mem_cold, io_mem_warm),
+ * X rig's bandwidth over the plain liburing reader's.  The plain reader
+ * reads O_DIRECT warm too: a warm ratio above 1 is the page cache, which
+ * rig reads first where it holds the bytes.
+ *
+ * Usage: bench_io_device [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]
+ * The file (default /var/tmp/rig-bench-io.bin, 1G, a multiple of 1 MiB) is
+ * made unless it exists with the benchmark's bytes, and removed at the end
+ * unless --keep. */
+#define _GNU_SOURCE
+
+#include "bench.h"
+
+#include <rig/disk.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define KIB ((int64_t)1024)
+#define MIB (1024 * KIB)
+#define GIB (1024 * MIB)
+
+/* The plain readers' request size and the liburing reader's depth. */
+#define BLOCK MIB
+#define DEPTH 32
+
+/* ---- The file --------------------------------------------------------- */
+
+/* Word w of block b: every block differs, so a misplaced block shows. */
+static uint64_t file_word(int64_t block, int64_t w) {
+  uint64_t x = (uint64_t)block * 0x9E3779B97F4A7C15ull + (uint64_t)w * 0xBF58476D1CE4E5B9ull + 1;
+  x ^= x >> 31;
+  return x * 0x94D049BB133111EBull;
+}
+
+static void fill_block(uint64_t *words, int64_t block) {
+  for (int64_t w = 0; w < BLOCK / 8; w++) words[w] = file_word(block, w);
+}
+
+/* True iff the file at path has size bytes and its first and last blocks
+ * are the benchmark's. */
+static bool file_is_ready(const char *path, int64_t size) {
+  struct stat st;
+  if (stat(path, &st) != 0 || st.st_size != size) return false;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  uint64_t *got = malloc(BLOCK), *want = malloc(BLOCK);
+  if (!got || !want) bench_fail("malloc failed");
+  bool ready = true;
+  const int64_t samples[] = {0, size / BLOCK - 1};
+  for (int i = 0; ready && i < 2; i++) {
+    fill_block(want, samples[i]);
+    ready = pread(fd, got, BLOCK, samples[i] * BLOCK) == BLOCK && memcmp(got, want, BLOCK) == 0;
+  }
+  free(got);
+  free(want);
+  close(fd);
+  return ready;
+}
+
+static void make_file(const char *path, int64_t size) {
+  if (file_is_ready(path, size)) return;
+  printf("creating %s (%lld bytes)\n", path, (long long)size);
+  fflush(stdout);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) bench_fail(strerror(errno));
+  uint64_t *words = malloc(BLOCK);
+  if (!words) bench_fail("malloc failed");
+  for (int64_t block = 0; block < size / BLOCK; block++) {
+    fill_block(words, block);
+    if (pwrite(fd, words, BLOCK, block * BLOCK) != BLOCK) bench_fail("writing the file failed");
+  }
+  /* Clean pages, so DONTNEED can drop them. */
+  if (fsync(fd) != 0) bench_fail("fsync failed");
+  free(words);
+  close(fd);
+}
+
+static void drop_from_page_cache(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) bench_fail("posix_fadvise failed");
+  close(fd);
+}
+
+/* ---- Checking what a reader wrote ------------------------------------- */
+
+/* The first and last word of each block: poisoned before a run, checked
+ * after it, so a reader that moved nothing cannot pass for a fast one.
+ * MEM:0's memory is written and read in place: no work on it is in flight
+ * between the synchronous copies. */
+static void poison_samples(uint8_t *dst, int64_t size) {
+  for (int64_t at = 0; at < size; at += BLOCK) {
+    memset(dst + at, 0, 8);
+    memset(dst + at + BLOCK - 8, 0, 8);
+  }
+}
+
+static void check_samples(const uint8_t *dst, int64_t size, const char *reader) {
+  for (int64_t block = 0; block < size / BLOCK; block++) {
+    uint64_t first, last;
+    memcpy(&first, dst + block * BLOCK, 8);
+    memcpy(&last, dst + (block + 1) * BLOCK - 8, 8);
+    if (first != file_word(block, 0) || last != file_word(block, BLOCK / 8 - 1)) {
+      fprintf(stderr, "%s: block %lld does not hold the file's bytes\n", reader, (long long)block);
+      exit(1);
+    }
+  }
+}
+
+/* ---- The readers ------------------------------------------------------ */
+
+typedef struct reader reader_t;
+struct reader {
+  const char *name;
+  void (*read)(reader_t *r); /* reads the whole file into dst */
+  uint8_t *dst;              /* where read leaves the bytes, for the check */
+  double best_cold_s, best_warm_s;
+  /* rig */
+  rig_buffer_t *file, *into;
+  /* plain */
+  const char *path;
+  int64_t size;
+  int direct_fd;
+  struct io_uring ring;
+  bool fixed;
+};
+
+static void read_by_rig(reader_t *r) { BENCH_CHECK(rig_buffer_copy(r->file, r->into)); }
+
+static void read_by_pread(reader_t *r) {
+  int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) bench_fail(strerror(errno));
+  for (int64_t at = 0; at < r->size; at += BLOCK)
+    if (pread(fd, r->dst + at, BLOCK, at) != BLOCK) bench_fail("pread failed");
+  close(fd);
+}
+
+static void queue_block(reader_t *r, int64_t at) {
+  struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+  if (!sqe) bench_fail("io_uring_get_sqe found no room");
+  if (r->fixed)
+    io_uring_prep_read_fixed(sqe, r->direct_fd, r->dst + at, BLOCK, (uint64_t)at, (int)(at / BLOCK));
+  else
+    io_uring_prep_read(sqe, r->direct_fd, r->dst + at, BLOCK, (uint64_t)at);
+  io_uring_sqe_set_data64(sqe, (uint64_t)at);
+}
+
+/* DEPTH reads of BLOCK bytes in flight; a short one is an error (the file
+ * is whole blocks and O_DIRECT reads them whole). */
+static void read_by_uring(reader_t *r) {
+  int64_t next = 0, done = 0;
+  int in_flight = 0;
+  while (done < r->size) {
+    while (in_flight < DEPTH && next < r->size) {
+      queue_block(r, next);
+      next += BLOCK;
+      in_flight++;
+    }
+    if (io_uring_submit_and_wait(&r->ring, 1) < 0) bench_fail("io_uring_submit_and_wait failed");
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(&r->ring, head, cqe) {
+      if (cqe->res != BLOCK) {
+        fprintf(stderr, "uring: read at %llu: %s\n", (unsigned long long)io_uring_cqe_get_data64(cqe),
+                cqe->res < 0 ? strerror(-cqe->res) : "short");
+        exit(1);
+      }
+      seen++;
+    }
+    io_uring_cq_advance(&r->ring, seen);
+    in_flight -= (int)seen;
+    done += (int64_t)seen * BLOCK;
+  }
+}
+
+static void open_uring_reader(reader_t *r) {
+  r->direct_fd = open(r->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (r->direct_fd < 0) bench_fail("the file system refuses O_DIRECT: no baseline");
+  if (io_uring_queue_init(DEPTH, &r->ring, 0) != 0) bench_fail("io_uring_queue_init failed");
+  int64_t blocks = r->size / BLOCK;
+  struct iovec *iovecs = malloc((size_t)blocks * sizeof *iovecs);
+  if (!iovecs) bench_fail("malloc failed");
+  for (int64_t b = 0; b < blocks; b++) iovecs[b] = (struct iovec){r->dst + b * BLOCK, BLOCK};
+  int status = io_uring_register_buffers(&r->ring, iovecs, (unsigned)blocks);
+  r->fixed = status == 0;
+  if (!r->fixed) printf("note: uring could not register its buffers (%s); it reads without them\n", strerror(-status));
+  free(iovecs);
+}
+
+static void close_uring_reader(reader_t *r) {
+  if (r->fixed) io_uring_unregister_buffers(&r->ring);
+  io_uring_queue_exit(&r->ring);
+  close(r->direct_fd);
+}
+
+/* One timed read; returns seconds. */
+static double time_read(reader_t *r) {
+  poison_samples(r->dst, r->size);
+  double start = bench_now_ns();
+  r->read(r);
+  double seconds = (bench_now_ns() - start) * 1e-9;
+  check_samples(r->dst, r->size, r->name);
+  return seconds;
+}
+
+static double gb_per_s(int64_t size, double seconds) { return (double)size / seconds / 1e9; }
+
+/* ---- main ------------------------------------------------------------- */
+
+static int64_t parse_size(const char *s) {
+  char *end = NULL;
+  long long n = strtoll(s, &end, 10);
+  if (end == s || n <= 0) return -1;
+  int shift = 0;
+  switch (*end) {
+    case 'G': shift = 30; break;
+    case 'M': shift = 20; break;
+    case 'K': shift = 10; break;
+    case '\0': break;
+    default: return -1;
+  }
+  if (*end && end[1]) return -1;
+  return (int64_t)n << shift;
+}
+
+static int usage(const char *program) {
+  fprintf(stderr, "usage: %s [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]\n"
+                  "  --size: at least 1G unless smaller is asked, a multiple of 1M\n", program);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  const char *path = "/var/tmp/rig-bench-io.bin";
+  int64_t size = GIB;
+  int runs = 3;
+  bool keep = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+      path = argv[++i];
+    else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+      size = parse_size(argv[++i]);
+    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--keep") == 0)
+      keep = true;
+    else
+      return usage(argv[0]);
+  }
+  if (size <= 0 || size % BLOCK != 0 || runs < 1) return usage(argv[0]);
+  if (size < GIB) printf("note: a file under 1 GiB measures the start of each read more than its pace\n");
+  make_file(path, size);
+
+  /* One page-aligned host buffer, pre-faulted, for every reader but io_mem. */
+  rig_buffer_t *host = NULL, *on_mem = NULL, *file = NULL;
+  rig_device_t *mem = NULL;
+  BENCH_CHECK(rig_buffer_create(rig_host(), size, RIG_MEMORY_DEVICE, &host));
+  uint8_t *dst = rig_buffer_host(host);
+  if ((uintptr_t)dst % 4096 != 0) bench_fail("the host buffer does not start on a page");
+  memset(dst, 0, (size_t)size);
+  BENCH_CHECK(rig_open("MEM:0", NULL, &mem));
+  BENCH_CHECK(rig_buffer_create(mem, size, RIG_MEMORY_DEVICE, &on_mem));
+  BENCH_CHECK(rig_buffer_fill(on_mem, 0));
+  BENCH_CHECK(rig_disk_open(path, RIG_DISK_READ, 0, -1, &file));
+
+  reader_t readers[] = {
+      {.name = "uring", .read = read_by_uring, .dst = dst},
+      {.name = "io_host", .read = read_by_rig, .dst = dst, .file = file, .into = host},
+      {.name = "io_mem", .read = read_by_rig, .dst = rig_buffer_host(on_mem), .file = file, .into = on_mem},
+      {.name = "pread", .read = read_by_pread, .dst = dst},
+  };
+  enum { READERS = sizeof readers / sizeof readers[0] };
+  for (int i = 0; i < READERS; i++) {
+    readers[i].path = path;
+    readers[i].size = size;
+    readers[i].best_cold_s = readers[i].best_warm_s = HUGE_VAL;
+  }
+  if (!readers[2].dst) bench_fail("the host does not address MEM:0's memory");
+  open_uring_reader(&readers[0]);
+
+  /* Interleaved, so a drift of the shared machine hits every reader alike. */
+  for (int run = 0; run < runs; run++) {
+    for (int i = 0; i < READERS; i++) {
+      drop_from_page_cache(path);
+      double s = time_read(&readers[i]);
+      if (s < readers[i].best_cold_s) readers[i].best_cold_s = s;
+    }
+    read_by_pread(&readers[3]); /* the whole file into the page cache */
+    for (int i = 0; i < READERS; i++) {
+      double s = time_read(&readers[i]);
+      if (s < readers[i].best_warm_s) readers[i].best_warm_s = s;
+    }
+  }
+
+  for (int i = 0; i < READERS; i++) {
+    printf("%s_cold: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_cold_s));
+    printf("%s_warm: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_warm_s));
+  }
+  const reader_t *base = &readers[0];
+  for (int i = 1; i <= 2; i++) {
+    printf("ratio %s_cold: %.3f\n", readers[i].name, base->best_cold_s / readers[i].best_cold_s);
+    printf("ratio %s_warm: %.3f\n", readers[i].name, base->best_warm_s / readers[i].best_warm_s);
+  }
+
+  close_uring_reader(&readers[0]);
+  rig_buffer_unref(file);
+  rig_buffer_unref(on_mem);
+  rig_buffer_unref(host);
+  if (!keep && unlink(path) != 0) fprintf(stderr, "removing %s: %s\n", path, strerror(errno));
+  return 0;
+}
