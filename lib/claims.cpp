@@ -133,6 +133,25 @@ rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **
   });
 }
 
+rig_status_t rig_claim_hold(rig_buffer_t *b) {
+  RIG_API_CALL({
+    require_buffer(b, "the buffer");
+    Guard g(b->alloc->mu);
+    count_claim(b, +1);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_claim_unhold(rig_buffer_t *b) {
+  RIG_API_CALL({
+    require(b != nullptr, "the buffer is NULL");
+    Guard g(b->alloc->mu);
+    require(b->alloc->readers > 0, "no hold holds the buffer's memory");
+    count_claim(b, -1);
+    return RIG_OK;
+  });
+}
+
 rig_status_t rig_claim_share(rig_buffer_t *b) {
   RIG_API_CALL({
     require_buffer(b, "the buffer");

@@ -40,10 +40,17 @@ bool waits_on_queue(const rig_device_t *d, const Dependency &dep) {
 }
 
 // Asks room until the work fits, growing the queues where the driver asks.
-// Called with d's submit lock held; releases it while it waits for room.
-void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, const rig_edge_work_t &w) {
+// Called with d's submit lock held; releases it while it waits for room or
+// grows the queues, so the work's value is taken anew after each wait.
+void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, rig_edge_work_t &w) {
   int grows = 0;
   for (;;) {
+    require_live(d);
+    w.value = d->submitted.load() + 1;
+    if (w.value > kValueMax) {
+      d->lose("the timeline passed its last value, 2^47 - 1", false);
+      throw_lost(d);
+    }
     rig_edge_room_t room = d->drv->room(w);
     if (room == RIG_ROOM) return;
     if (room == RIG_NEVER) throw_invalid(d->name + " takes no submission that large");
@@ -64,7 +71,6 @@ void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, const rig_edg
     lock.unlock();
     d->wait(std::min(next, d->submitted.load()));
     lock.lock();
-    require_live(d);
   }
 }
 
@@ -93,18 +99,13 @@ uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts,
   uint64_t v;
   {
     std::unique_lock<Mutex> lock(d->submit_mu);
-    require_live(d);
-    v = d->submitted.load() + 1;
-    if (v > kValueMax) {
-      d->lose("the timeline passed its last value, 2^47 - 1", false);
-      throw_lost(d);
-    }
-    rig_edge_work_t w{v, parts.data(), static_cast<uint32_t>(parts.size()), queue_waits.data(),
+    rig_edge_work_t w{0, parts.data(), static_cast<uint32_t>(parts.size()), queue_waits.data(),
                       static_cast<uint32_t>(queue_waits.size())};
     {
       DriverCallMask mask;
       wait_for_room(d, lock, w);
     }
+    v = w.value;
     d->submitted.store(v, std::memory_order_release);
     try {
       DriverCallMask mask;

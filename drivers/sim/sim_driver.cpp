@@ -89,6 +89,12 @@ struct Engine {
   std::string fault_why;
   bool faulted = false;
   int fail_submits = 0, fail_commits = 0, sleeps_raise = 0, allocs_fail = 0;
+  // The queues' growth (grow_every): room answers RIG_GROW every nth submit
+  // until grow is called.
+  int grow_every = 0, rooms = 0;
+  int64_t grow_short = 0;
+  bool must_grow = false, grown = false;
+  std::atomic<int64_t> grows{0};
   bool allocs_raise = false;
   std::atomic<int64_t> stops{0}, frees{0}, maps{0};
   explicit Engine(const Knobs &k) : knobs(k), latency_us(k.latency_us) {}
@@ -175,8 +181,8 @@ class SimDevice final : public DriverDevice {
     facts_.copy_engine = 1;
     facts_.commit_every = static_cast<uint64_t>(knobs.commit_every);
     facts_.word = &engine_->word;
-    inject_ = {sizeof inject_, this, fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
-               set_latency_us, stops, frees, maps};
+    inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
+               set_latency_us, stops,  frees,    maps,    grow_every,   grows};
     facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
     worker_ = std::thread(run, engine_);
     worker_.detach();
@@ -215,6 +221,28 @@ class SimDevice final : public DriverDevice {
   Region map_host(void *p, int64_t) override {
     engine_->maps++;
     return new SimRegion{nullptr, p};
+  }
+
+  rig_edge_room_t room(const rig_edge_work_t &) override {
+    Engine &e = *engine_;
+    std::lock_guard<std::mutex> g(e.mu);
+    // The room asked again after a growth is that submission's: it fits.
+    if (e.grown) {
+      e.grown = false;
+      return RIG_ROOM;
+    }
+    if (e.grow_every > 0 && !e.must_grow && ++e.rooms % e.grow_every == 0) e.must_grow = true;
+    return e.must_grow ? RIG_GROW : RIG_ROOM;
+  }
+
+  std::optional<int64_t> grow() override {
+    Engine &e = *engine_;
+    std::lock_guard<std::mutex> g(e.mu);
+    e.grows++;
+    if (e.grow_short > 0) return e.grow_short;
+    e.must_grow = false;
+    e.grown = true;
+    return std::nullopt;
   }
 
   void submit(const rig_edge_work_t &w) override {
@@ -321,6 +349,15 @@ class SimDevice final : public DriverDevice {
   static int64_t stops(void *d) { return engine(d).stops.load(); }
   static int64_t frees(void *d) { return engine(d).frees.load(); }
   static int64_t maps(void *d) { return engine(d).maps.load(); }
+  static void grow_every(void *d, int n, int64_t short_bytes) {
+    locked(d, [&](Engine &e) {
+      e.grow_every = n;
+      e.grow_short = short_bytes;
+      e.rooms = 0;
+      e.must_grow = e.grown = false;
+    });
+  }
+  static int64_t grows(void *d) { return engine(d).grows.load(); }
 
   std::shared_ptr<Engine> engine_;
   Facts facts_;

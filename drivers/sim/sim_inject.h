@@ -34,6 +34,10 @@ typedef struct rig_sim_inject {
   int64_t (*stops)(void *device);
   int64_t (*frees)(void *device);
   int64_t (*maps)(void *device);
+  /* Every nth submit's room answers RIG_GROW (0: never); grow then answers
+   * that it had no memory for short_bytes bytes (0: it grows). */
+  void (*grow_every)(void *device, int n, int64_t short_bytes);
+  int64_t (*grows)(void *device); /* grow calls rig made */
 } rig_sim_inject_t;
 
 #ifdef __cplusplus

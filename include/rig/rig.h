@@ -451,6 +451,14 @@ rig_status_t rig_claim_end(rig_buffer_t *b);
  * stays held.  RIG_EINVAL if b is dead or no hold of rig_claim_begin holds
  * the memory. */
 rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **out);
+/* Holds b's memory as a prepared submission and a submit through a borrow
+ * do (the spec's Claim.hold): a claim that takes nothing exclusive and
+ * waits for nothing, which keeps rig_buffer_free false and, through a
+ * borrow, rig_buffer_unborrow false until rig_claim_unhold.  RIG_EINVAL if
+ * b is dead. */
+rig_status_t rig_claim_hold(rig_buffer_t *b);
+/* Ends a hold rig_claim_hold took on b. */
+rig_status_t rig_claim_unhold(rig_buffer_t *b);
 /* Takes b's memory out of the claims for good (the spec's Claim.share). */
 rig_status_t rig_claim_share(rig_buffer_t *b);
 
