@@ -57,6 +57,9 @@ rig_edge_location_t advance(rig_edge_location_t loc, int64_t bytes) {
   return loc;
 }
 
+// Where staging for x's copies sits: x's NUMA node, or anywhere.
+int numa_node_of(const rig_device_t *x) { return x->facts.numa_node.value_or(-1); }
+
 bool copies(const rig_device_t *x) {
   return !x->is_host && !x->facts.runs_on_host && x->facts.copy_engine >= 0;
 }
@@ -157,7 +160,7 @@ struct Copy {
       const rig_box_t &piece = all[k];
       StagingLease lease;
       if (held.size() < std::min<size_t>(all.size(), 2)) {
-        held.push_back(take_host_written(box_bytes(piece)));
+        held.push_back(take_host_written(box_bytes(piece), numa_node_of(x)));
         lease = held.back();
       } else {
         lease = refill_from_start(held[k % 2], box_bytes(piece));
@@ -190,7 +193,7 @@ struct Copy {
     };
     for (size_t k = 0; k < all.size(); k++) {
       const rig_box_t &piece = all[k];
-      if (held.size() < std::min<size_t>(all.size(), 2)) held.push_back(take_device_written());
+      if (held.size() < std::min<size_t>(all.size(), 2)) held.push_back(take_device_written(numa_node_of(x)));
       // The host has taken the piece this allocation held two turns ago.
       StagingLease lease = held[k % held.size()];
       Mapping *m = copy_mapping(lease.alloc, x);
@@ -239,7 +242,7 @@ struct Copy {
       std::vector<rig_box_t> pieces;
       split(box, kStagingBytes, pieces);
       for (const rig_box_t &piece : pieces) {
-        StagingLease lease = take_device_written();
+        StagingLease lease = take_device_written(numa_node_of(x));
         struct Release {
           StagingLease l;
           ~Release() { release_staging(l); }
@@ -296,7 +299,7 @@ struct Copy {
         std::vector<rig_box_t> pieces;
         split(box, kStagingBytes, pieces);
         for (const rig_box_t &piece : pieces) {
-          StagingLease lease = take_host_written(box_bytes(piece));
+          StagingLease lease = take_host_written(box_bytes(piece), -1);
           struct Release {
             StagingLease l;
             ~Release() { release_staging(l); }

@@ -38,6 +38,7 @@ struct Facts {
   std::optional<int64_t> cache_bytes;
   int64_t budget = INT64_MAX;        // bytes of memory that count in it
   std::optional<int64_t> hang_ms;    // where no kernel timeout bounds work
+  std::optional<int> numa_node;      // the host NUMA node nearest the device
   bool maps_host = false;            // map_host maps host pages for the work
   bool host_addresses = false;       // the host addresses Device memory
   bool runs_on_host = false;         // work is this process's code

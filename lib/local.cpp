@@ -2,6 +2,10 @@
 // dropped once the device's driver's stop has returned.
 #include "device.hpp"
 
+#include <memory>
+#include <mutex>
+#include <vector>
+
 struct rig_local_key {
   rig_local_init_fn init;
   rig_local_drop_fn drop;
@@ -42,8 +46,13 @@ extern "C" {
 
 rig_local_key_t *rig_local_new_key(rig_local_init_fn init, rig_local_drop_fn drop, void *context) {
   if (!init) return nullptr;
+  // Keys live for the process: rig keeps every one it made.
+  static std::mutex mu;
+  static auto *keys = new std::vector<std::unique_ptr<rig_local_key>>();
   try {
-    return new rig_local_key{init, drop, context};
+    std::lock_guard<std::mutex> g(mu);
+    keys->push_back(std::make_unique<rig_local_key>(rig_local_key{init, drop, context}));
+    return keys->back().get();
   } catch (...) {
     return nullptr;
   }

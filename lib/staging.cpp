@@ -2,6 +2,8 @@
 
 #include "registry.hpp"
 
+#include <numaif.h>
+
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -11,6 +13,7 @@ namespace {
 
 struct Chunk {
   Allocation *alloc;
+  int node;  // the NUMA node its pages sit on, or -1
   int holders = 0;
   int64_t fill = 0;             // bytes placed since its start
   uint64_t filled_from_start = 0;  // when bytes were last placed at its start
@@ -38,17 +41,28 @@ void wait_work(Allocation *a) {
 
 // Allocates outside the pool's lock: an allocation may run the rounds of
 // reclamation, which return idle staging memory.
-Chunk &new_chunk(Pool &p, std::unique_lock<std::mutex> &g) {
+// Moves a's pages to node (also pages a reused allocation touched), so
+// that a device's copies read and write memory near it.
+void place_on_node(Allocation *a, int node) {
+  if (node < 0 || node >= static_cast<int>(sizeof(unsigned long) * 8)) return;
+  unsigned long mask = 1UL << node;
+  // Best effort: a system without NUMA, or a node with no room, leaves the
+  // pages where they are.
+  mbind(a->host, static_cast<unsigned long>(kStagingBytes), MPOL_PREFERRED, &mask, sizeof mask * 8, MPOL_MF_MOVE);
+}
+
+Chunk &new_chunk(Pool &p, std::unique_lock<std::mutex> &g, int node) {
   g.unlock();
   Allocation *a;
   try {
     a = allocate(host(), kStagingBytes, Memory::Device);
+    place_on_node(a, node);
   } catch (...) {
     g.lock();
     throw;
   }
   g.lock();
-  p.chunks.push_back(Chunk{a});
+  p.chunks.push_back(Chunk{a, node});
   p.most = std::max(p.most, p.chunks.size());
   return p.chunks.back();
 }
@@ -64,21 +78,21 @@ StagingLease hold(Pool &p, Chunk &c, int64_t n) {
 
 }  // namespace
 
-StagingLease take_host_written(int64_t n) {
+StagingLease take_host_written(int64_t n, int node) {
   Pool &p = pool();
   std::unique_lock<std::mutex> g(p.mu);
   // Once an allocation's work is seen done, bytes go to its start again.
   for (Chunk &c : p.chunks)
-    if (c.holders == 0 && c.fill > 0 && work_done(c.alloc)) {
+    if (c.node == node && c.holders == 0 && c.fill > 0 && work_done(c.alloc)) {
       c.fill = 0;
       c.device_written = false;
     }
   for (Chunk &c : p.chunks)
-    if (c.holders == 0 && !c.device_written && c.fill + n <= kStagingBytes) return hold(p, c, n);
+    if (c.node == node && c.holders == 0 && !c.device_written && c.fill + n <= kStagingBytes) return hold(p, c, n);
   Chunk *oldest = nullptr;
   for (Chunk &c : p.chunks)
-    if (c.holders == 0 && (!oldest || c.filled_from_start < oldest->filled_from_start)) oldest = &c;
-  if (!oldest) return hold(p, new_chunk(p, g), n);
+    if (c.node == node && c.holders == 0 && (!oldest || c.filled_from_start < oldest->filled_from_start)) oldest = &c;
+  if (!oldest) return hold(p, new_chunk(p, g, node), n);
   // Reuse the allocation filled longest ago, once its work is done.  The
   // hold keeps other copies off it while this one waits.
   oldest->holders++;
@@ -103,17 +117,17 @@ StagingLease take_host_written(int64_t n) {
   throw_invalid("staging memory vanished");  // unreachable: held chunks stay
 }
 
-StagingLease take_device_written() {
+StagingLease take_device_written(int node) {
   Pool &p = pool();
   std::unique_lock<std::mutex> g(p.mu);
   for (Chunk &c : p.chunks)
-    if (c.holders == 0 && work_done(c.alloc)) {
+    if (c.node == node && c.holders == 0 && work_done(c.alloc)) {
       c.fill = 0;
       StagingLease lease = hold(p, c, kStagingBytes);
       c.device_written = true;
       return lease;
     }
-  Chunk &c = new_chunk(p, g);
+  Chunk &c = new_chunk(p, g, node);
   StagingLease lease = hold(p, c, kStagingBytes);
   c.device_written = true;
   return lease;

@@ -20,10 +20,12 @@ struct StagingLease {
 // copies put in an allocation no copy holds, where it has room and without
 // waiting; otherwise at the start of one whose work is done, else of the
 // one filled from its start longest ago, after its work; else a new one.
-StagingLease take_host_written(int64_t n);
+// Staging a device copies through sits on its NUMA node where the device
+// states one (node >= 0); allocations of one node serve that node only.
+StagingLease take_host_written(int64_t n, int node);
 // An allocation whose work is done, or a new one, for bytes a device
 // writes; no copy puts bytes after them.
-StagingLease take_device_written();
+StagingLease take_device_written(int node);
 // A copy that holds lease puts n bytes at its allocation's start again,
 // once the work that last used it is done (it waits for that work).
 StagingLease refill_from_start(const StagingLease &lease, int64_t n);

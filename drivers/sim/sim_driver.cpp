@@ -11,6 +11,7 @@
 //   queue_waits=0  make submit wait for other devices on the host
 //   hang_ms=N      the hang bound the device declares (default 5000)
 //   first_after=N  the timeline starts after N at least (tests of its end)
+//   numa_node=N    the host NUMA node the device states (default none)
 // Tests inject faults through the capability of sim_inject.h.
 #include "sim_inject.h"
 
@@ -33,7 +34,7 @@ namespace rig {
 namespace {
 
 struct Knobs {
-  int64_t count, latency_us, budget, commit_every, hang_ms, first_after;
+  int64_t count, latency_us, budget, commit_every, hang_ms, first_after, numa_node;
   double copy_gbps;
   bool queue_waits;
   explicit Knobs(const std::string &config) {
@@ -46,6 +47,7 @@ struct Knobs {
     commit_every = pick_int("commit_every", 8);
     hang_ms = pick_int("hang_ms", 5000);
     first_after = over.integer("first_after", 0);
+    numa_node = over.integer("numa_node", -1);
     queue_waits = pick_int("queue_waits", 1) != 0;
     budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
     copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
@@ -170,6 +172,7 @@ class SimDevice final : public DriverDevice {
   SimDevice(const Knobs &knobs, uint64_t start) : engine_(std::make_shared<Engine>(knobs)) {
     engine_->word.store(std::max<uint64_t>(start, static_cast<uint64_t>(knobs.first_after)));
     facts_.first_after = static_cast<uint64_t>(knobs.first_after);
+    if (knobs.numa_node >= 0) facts_.numa_node = static_cast<int>(knobs.numa_node);
     facts_.arch = "sim";
     facts_.alignment = 256;
     facts_.cache_bytes = int64_t{4} << 20;
