@@ -81,28 +81,30 @@ void release_part(Allocation *a) {
 void move_memory(Allocation *a, bool to_cache) {
   rig_device_t *owner = a->owner;
   CachedBlock *cached = nullptr;
+  Region region;
+  std::vector<std::unique_ptr<Mapping>> mappings;
   {
     Guard g(a->mu);
-    if (to_cache) {
-      // Borrows of memory freed early are dead: their holds end here.
-      for (auto &m : a->mappings) m->borrows = 0;
-      cached = new CachedBlock{a->region, a->loc, a->host, a->bytes, a->charged, a->charged_to, a->kind,
-                               std::move(a->mappings)};
-    } else {
-      free_region(owner, a->region, a->mappings);
-      if (a->release) a->release(a->release_context);
-      if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
-      owner->holdings.fetch_sub(1);
-    }
+    // Borrows of memory freed early are dead: their holds end here.
+    for (auto &m : a->mappings) m->borrows = 0;
+    region = a->region;
+    mappings = std::move(a->mappings);
     a->region = nullptr;
     a->memory_moved = true;
   }
-  // The device's lock is never taken under an allocation's.
-  if (cached) {
+  // Drivers and the caller's release are called holding no lock of rig's
+  // (DRV-09), and the device's lock is never taken under an allocation's.
+  if (to_cache) {
+    cached = new CachedBlock{region, a->loc, a->host, a->bytes, a->charged, a->charged_to, a->kind, std::move(mappings)};
     Guard g(owner->reclaim_mu);
     owner->cache.insert({{static_cast<int>(cached->kind), cached->bytes}, cached});
     owner->cache_bytes += cached->charged;
+    return;
   }
+  free_region(owner, region, mappings);
+  if (a->release) a->release(a->release_context);
+  if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
+  owner->holdings.fetch_sub(1);
 }
 
 }  // namespace
@@ -382,20 +384,23 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
     if (!m->region) return nullptr;
     m->loc = d->drv->locate(m->region);
   }
-  Guard g(a->mu);
-  for (auto &other : a->mappings)
-    if (other->device == d) {
-      // Another thread mapped it meanwhile: keep theirs.
-      if (m->region) {
-        DriverCallMask mask;
-        d->drv->free(m->region);
-      }
-      other->borrows++;
-      return other.get();
+  Mapping *theirs = nullptr;
+  {
+    Guard g(a->mu);
+    for (auto &other : a->mappings)
+      if (other->device == d) theirs = other.get();
+    if (theirs) {
+      theirs->borrows++;
+    } else {
+      m->borrows = 1;
+      a->mappings.push_back(std::move(m));
+      return a->mappings.back().get();
     }
-  m->borrows = 1;
-  a->mappings.push_back(std::move(m));
-  return a->mappings.back().get();
+  }
+  // Another thread mapped it meanwhile: keep theirs, and give this one back
+  // holding no lock.
+  free_mapping(a->owner, a->region, *m);
+  return theirs;
 }
 
 Mapping *copy_mapping(Allocation *a, rig_device_t *d) {

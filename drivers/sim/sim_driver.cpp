@@ -97,6 +97,11 @@ struct Engine {
   int64_t grow_short = 0;
   bool must_grow = false, grown = false;
   std::atomic<int64_t> grows{0};
+  std::atomic<int64_t> calls_inside_lock{0};
+  // Counts a driver call that rig made holding a lock (DRV-09).
+  void check_no_lock() {
+    if (rig_holds() > 0) calls_inside_lock++;
+  }
   bool allocs_raise = false;
   std::atomic<int64_t> stops{0}, frees{0}, maps{0};
   explicit Engine(const Knobs &k) : knobs(k), latency_us(k.latency_us) {}
@@ -185,7 +190,7 @@ class SimDevice final : public DriverDevice {
     facts_.commit_every = static_cast<uint64_t>(knobs.commit_every);
     facts_.word = &engine_->word;
     inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
-               set_latency_us, stops,  frees,    maps,    grow_every,   grows};
+               set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock};
     facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
     worker_ = std::thread(run, engine_);
     worker_.detach();
@@ -194,6 +199,7 @@ class SimDevice final : public DriverDevice {
   const Facts &facts() const override { return facts_; }
 
   Region alloc(Memory, int64_t n) override {
+    engine_->check_no_lock();
     {
       Engine &e = *engine_;
       std::lock_guard<std::mutex> g(e.mu);
@@ -209,6 +215,7 @@ class SimDevice final : public DriverDevice {
   }
   void free(Region r) override {
     auto *region = static_cast<SimRegion *>(r);
+    engine_->check_no_lock();
     engine_->frees++;
     host_block_free(region->block);
     delete region;
@@ -218,10 +225,12 @@ class SimDevice final : public DriverDevice {
   }
   bool peer(const DriverDevice &other) const override { return dynamic_cast<const SimDevice *>(&other) != nullptr; }
   Region map_peer(DriverDevice &, Region r) override {
+    engine_->check_no_lock();
     engine_->maps++;
     return new SimRegion{nullptr, static_cast<SimRegion *>(r)->address};
   }
   Region map_host(void *p, int64_t) override {
+    engine_->check_no_lock();
     engine_->maps++;
     return new SimRegion{nullptr, p};
   }
@@ -240,6 +249,7 @@ class SimDevice final : public DriverDevice {
 
   std::optional<int64_t> grow() override {
     Engine &e = *engine_;
+    e.check_no_lock();
     std::lock_guard<std::mutex> g(e.mu);
     e.grows++;
     if (e.grow_short > 0) return e.grow_short;
@@ -284,6 +294,7 @@ class SimDevice final : public DriverDevice {
 
   void sleep(uint64_t seen, int64_t still_ms) override {
     Engine &e = *engine_;
+    e.check_no_lock();
     std::unique_lock<std::mutex> g(e.mu);
     if (e.sleeps_raise > 0) {
       e.sleeps_raise--;
@@ -298,6 +309,7 @@ class SimDevice final : public DriverDevice {
 
   void stop(const std::optional<std::string> &, uint64_t last) override {
     Engine &e = *engine_;
+    e.check_no_lock();
     e.stops++;
     {
       std::lock_guard<std::mutex> g(e.mu);
@@ -361,6 +373,7 @@ class SimDevice final : public DriverDevice {
     });
   }
   static int64_t grows(void *d) { return engine(d).grows.load(); }
+  static int64_t calls_inside_lock(void *d) { return engine(d).calls_inside_lock.load(); }
 
   std::shared_ptr<Engine> engine_;
   Facts facts_;

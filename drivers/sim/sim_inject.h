@@ -38,6 +38,9 @@ typedef struct rig_sim_inject {
    * that it had no memory for short_bytes bytes (0: it grows). */
   void (*grow_every)(void *device, int n, int64_t short_bytes);
   int64_t (*grows)(void *device); /* grow calls rig made */
+  /* Driver calls (alloc, free, map_host, map_peer, grow, sleep, stop) that
+   * rig made while the calling thread held a lock (rig_holds() > 0). */
+  int64_t (*calls_inside_lock)(void *device);
 } rig_sim_inject_t;
 
 #ifdef __cplusplus
