@@ -31,17 +31,29 @@ bool host_keeps(rig_device_t *d, const Allocation *a) {
   return d->cache_bytes + a->charged <= kKeepMax;
 }
 
+// Gives a region back to d's driver: a counted call while d is live, whose
+// failure loses d (the memory's return goes on); after d's stop an
+// uncounted one whose faults are dropped (DRV-99).
+void driver_free(rig_device_t *d, Region r) {
+  if (d->is_lost()) {
+    try {
+      DriverCallMask mask;
+      d->drv->free(r);
+    } catch (...) {
+    }
+    return;
+  }
+  try {
+    driver_call(d, true, [&] { d->drv->free(r); });
+  } catch (const Error &) {
+    // d is lost with the failure's text; nothing else to undo.
+  }
+}
+
 // Gives back a device's mapping of owner's memory, then the io pages it
 // mapped.
 void free_mapping(rig_device_t *owner, Region region, Mapping &m) {
-  if (m.region) {
-    try {
-      DriverCallMask mask;
-      m.device->drv->free(m.region);
-    } catch (const std::exception &e) {
-      if (!m.device->is_lost()) m.device->lose(e.what(), false);
-    }
-  }
+  if (m.region) driver_free(m.device, m.region);
   if (m.io_pages) {
     DriverCallMask mask;
     owner->io_ops->unpages(owner->io_library, region, m.io_pages, 0);
@@ -53,14 +65,7 @@ void free_mapping(rig_device_t *owner, Region region, Mapping &m) {
 void free_region(rig_device_t *owner, Region region, std::vector<std::unique_ptr<Mapping>> &mappings) {
   for (auto &m : mappings) free_mapping(owner, region, *m);
   mappings.clear();
-  if (!region) return;
-  try {
-    DriverCallMask mask;
-    owner->drv->free(region);
-  } catch (const std::exception &e) {
-    // A free that fails leaves the driver's state half changed.
-    if (!owner->is_lost()) owner->lose(e.what(), false);
-  }
+  if (region) driver_free(owner, region);
 }
 
 void give_back_block(rig_device_t *owner, CachedBlock *c) {
