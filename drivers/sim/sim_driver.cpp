@@ -1,6 +1,7 @@
 // Sim devices (SIM:n): simulated asynchronous GPUs.  Their memory is host
 // memory that rig treats as the device's own (the host does not address
-// Device memory), their work runs on a worker thread after submit returns,
+// Device memory), their work runs after submit returns on two queues, a
+// compute queue and a copy engine, each run by a worker thread,
 // a commit releases it, and a timeline word of their own rises as values
 // complete.  Knobs come from RIG_SIM and from rig_open's config:
 //   count=N        devices that rig_probe lists (default 2)
@@ -69,6 +70,7 @@ struct Work {
   uint64_t value;
   std::vector<rig_edge_part_t> parts;
   std::vector<std::vector<rig_edge_word_write_t>> words;  // storage of words parts
+  std::vector<std::vector<uint32_t>> afters;              // storage of after lists
   std::vector<rig_edge_wait_t> waits;
   uint64_t bytes = 0;
 };
@@ -104,6 +106,10 @@ struct Engine {
   }
   bool allocs_raise = false;
   std::atomic<int64_t> stops{0}, frees{0}, maps{0};
+  // The copy engine's worker takes the copy queue's parts of the value the
+  // compute queue's worker runs (Dispatch).
+  struct Dispatch *copy_job = nullptr;
+  std::condition_variable copy_cv;
   explicit Engine(const Knobs &k) : knobs(k), latency_us(k.latency_us) {}
 };
 
@@ -134,11 +140,91 @@ bool wait_words(Engine &e, const Work &w) {
   return true;
 }
 
-void run(std::shared_ptr<Engine> engine) {
+// One value's parts on the device's two queues.  Each queue runs its parts
+// in order, each part once the parts its after list names are done; parts
+// of the two queues that need no order run at once.
+struct Dispatch {
+  const Work *work;
+  std::vector<char> done;  // per part
+  std::mutex mu;
+  std::condition_variable cv;
+};
+
+void run_queue(Dispatch &d, uint32_t queue) {
+  const Work &w = *d.work;
+  for (size_t i = 0; i < w.parts.size(); i++) {
+    const rig_edge_part_t &p = w.parts[i];
+    if (p.queue != queue) continue;
+    {
+      std::unique_lock<std::mutex> g(d.mu);
+      d.cv.wait(g, [&] {
+        for (uint32_t k = 0; k < p.after_count; k++)
+          if (p.after[k] < d.done.size() && !d.done[p.after[k]]) return false;
+        return true;
+      });
+    }
+    run_part_on_host(p);
+    {
+      std::lock_guard<std::mutex> g(d.mu);
+      d.done[i] = 1;
+    }
+    d.cv.notify_all();
+  }
+}
+
+constexpr uint32_t kComputeQueue = 0, kCopyQueue = 1;
+
+void block_signals() {
   // A thread rig starts blocks every signal for its life.
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+// The copy engine's worker.
+void run_copies(std::shared_ptr<Engine> engine) {
+  block_signals();
+  Engine &e = *engine;
+  for (;;) {
+    Dispatch *job;
+    {
+      std::unique_lock<std::mutex> g(e.mu);
+      e.copy_cv.wait(g, [&] { return e.stopping || e.copy_job; });
+      if (!e.copy_job) return;  // stopped, with no work in hand
+      job = e.copy_job;
+    }
+    run_queue(*job, kCopyQueue);
+    {
+      std::lock_guard<std::mutex> g(e.mu);
+      e.copy_job = nullptr;
+    }
+    e.copy_cv.notify_all();
+  }
+}
+
+// Runs one value's parts on both queues; returns once both are done.
+void run_parts(Engine &e, const Work &w) {
+  bool copies = false;
+  for (const rig_edge_part_t &p : w.parts) copies = copies || p.queue == kCopyQueue;
+  Dispatch d{&w, std::vector<char>(w.parts.size(), 0), {}, {}};
+  if (copies) {
+    {
+      std::lock_guard<std::mutex> g(e.mu);
+      e.copy_job = &d;
+    }
+    e.copy_cv.notify_all();
+  }
+  run_queue(d, kComputeQueue);
+  if (copies) {
+    std::unique_lock<std::mutex> g(e.mu);
+    e.copy_cv.wait(g, [&] { return e.copy_job != &d; });
+  }
+}
+
+// The compute queue's worker, which also takes each value in turn: value v
+// runs once every lower value is done, on both queues (device order).
+void run(std::shared_ptr<Engine> engine) {
+  block_signals();
   Engine &e = *engine;
   for (;;) {
     Work w;
@@ -152,7 +238,7 @@ void run(std::shared_ptr<Engine> engine) {
     if (!wait_words(e, w)) break;
     {
       // An injected fault or hang: the work never completes, and the
-      // queue runs nothing more until the stop.
+      // queues run nothing more until the stop.
       std::unique_lock<std::mutex> g(e.mu);
       if (w.value >= e.fault_value || w.value >= e.hang_value) {
         if (w.value >= e.fault_value) e.faulted = true;
@@ -162,12 +248,13 @@ void run(std::shared_ptr<Engine> engine) {
       }
     }
     auto start = std::chrono::steady_clock::now();
-    for (const rig_edge_part_t &p : w.parts) run_part_on_host(p);
+    run_parts(e, w);
     auto took = std::chrono::microseconds(e.latency_us.load());
     if (e.knobs.copy_gbps > 0) took += std::chrono::microseconds(static_cast<int64_t>(w.bytes / (e.knobs.copy_gbps * 1e3)));
     std::this_thread::sleep_until(start + took);
     raise_word(e, w.value);
   }
+  e.copy_cv.notify_all();
   // Stopped: no work of the device runs any more.
   raise_word(e, e.last);
 }
@@ -192,8 +279,8 @@ class SimDevice final : public DriverDevice {
     inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
                set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock};
     facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
-    worker_ = std::thread(run, engine_);
-    worker_.detach();
+    std::thread(run, engine_).detach();
+    std::thread(run_copies, engine_).detach();
   }
 
   const Facts &facts() const override { return facts_; }
@@ -263,7 +350,11 @@ class SimDevice final : public DriverDevice {
     work.value = w.value;
     work.parts.assign(w.parts, w.parts + w.part_count);
     work.waits.assign(w.waits, w.waits + w.wait_count);
+    work.words.reserve(work.parts.size());
+    work.afters.reserve(work.parts.size());
     for (rig_edge_part_t &p : work.parts) {
+      work.afters.emplace_back(p.after, p.after + p.after_count);
+      p.after = work.afters.back().data();
       if (p.kind == RIG_PART_WORDS) {
         work.words.emplace_back(p.u.words.writes, p.u.words.writes + p.u.words.count);
         p.u.words.writes = work.words.back().data();
@@ -320,6 +411,7 @@ class SimDevice final : public DriverDevice {
     }
     // The worker writes last once the work it runs, if any, has ended.
     e.cv.notify_all();
+    e.copy_cv.notify_all();
   }
 
  private:
@@ -378,7 +470,6 @@ class SimDevice final : public DriverDevice {
   std::shared_ptr<Engine> engine_;
   Facts facts_;
   rig_sim_inject_t inject_;
-  std::thread worker_;
 };
 
 class SimDriver final : public Driver {
