@@ -56,7 +56,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "devices.h"
+#include "helpers.h"
 
 #define KIB ((int64_t)1024)
 #define MIB (1024 * KIB)
@@ -64,34 +66,6 @@
 /* The sizes every create test makes. */
 static const int64_t sizes[] = {0, 1, 3, 127, 128, 4096, 64 * KIB, MIB};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
-
-/* ---- Checking statuses ------------------------------------------------ */
-
-/* A copy of the last error, taken right after the failing call, since the
- * library's pointer lasts only until the thread's next call into rig. */
-static const char *last_error_copy(void) {
-  static char text[512];
-  snprintf(text, sizeof text, "%s", rig_last_error());
-  return text;
-}
-
-#define OK(call)                                                          \
-  do {                                                                    \
-    rig_status_t ok_status_ = (call);                                     \
-    const char *ok_why_ = last_error_copy();                              \
-    cr_assert(ok_status_ == RIG_OK, "%s: %s: %s", #call,                  \
-              rig_status_name(ok_status_), ok_why_);                      \
-  } while (0)
-
-/* call answers code, with a message. */
-#define FAILS(code, call)                                                 \
-  do {                                                                    \
-    rig_status_t fails_status_ = (call);                                  \
-    const char *fails_why_ = last_error_copy();                           \
-    cr_expect(fails_status_ == (code), "%s: got %s, want %s", #call,      \
-              rig_status_name(fails_status_), rig_status_name(code));     \
-    cr_expect(fails_why_[0] != '\0', "%s: no message", #call);           \
-  } while (0)
 
 /* ---- Devices ---------------------------------------------------------- */
 
@@ -102,7 +76,7 @@ static int device_count(void) { return test_device_count() + 2; }
 
 static rig_device_t *memory_device(void) {
   rig_device_t *d = NULL;
-  OK(rig_memory_device("MEM:20", &d));
+  CHECK_OK(rig_memory_device("MEM:20", &d));
   return d;
 }
 
@@ -118,45 +92,7 @@ static bool is_memory_device(const rig_device_t *d) {
   return strcmp(rig_device_arch(d), "memory") == 0;
 }
 
-/* True iff the host addresses d's own memory (a buffer of it has a host
- * address).  The probe's memory goes back to d's driver. */
-static bool host_addresses(rig_device_t *d) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b));
-  bool addressed = rig_buffer_host(b) != NULL;
-  rig_buffer_unref(b);
-  OK(rig_free_cache(d));
-  return addressed;
-}
-
 static int64_t page_bytes(void) { return (int64_t)sysconf(_SC_PAGESIZE); }
-
-static int64_t whole_words(int64_t n) {
-  return (n + RIG_WORD_BYTES - 1) / RIG_WORD_BYTES * RIG_WORD_BYTES;
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b));
-  cr_assert(b != NULL);
-  return b;
-}
-
-static rig_buffer_t *view(rig_buffer_t *b, int64_t first, int64_t length) {
-  rig_buffer_t *v = NULL;
-  OK(rig_buffer_view(b, first, length, &v));
-  cr_assert(v != NULL);
-  return v;
-}
-
-/* A borrow of b on d that must exist. */
-static rig_buffer_t *borrow(rig_device_t *d, rig_buffer_t *b) {
-  rig_buffer_t *o = NULL;
-  OK(rig_buffer_borrow(d, b, &o));
-  cr_assert(o != NULL, "no borrow of %s's buffer on %s",
-            rig_device_name(rig_buffer_device(b)), rig_device_name(d));
-  return o;
-}
 
 /* ---- Properties and bytes --------------------------------------------- */
 
@@ -196,7 +132,7 @@ static void put_pattern(rig_buffer_t *b, int seed) {
   int64_t n = rig_buffer_bytes(b);
   uint8_t *bytes = malloc((size_t)n + 1);
   for (int64_t i = 0; i < n; i++) bytes[i] = pattern_byte(i, seed);
-  OK(rig_buffer_blit_from_bytes(bytes, n, 0, b, 0, n));
+  CHECK_OK(rig_buffer_blit_from_bytes(bytes, n, 0, b, 0, n));
   free(bytes);
 }
 
@@ -204,7 +140,7 @@ static void put_pattern(rig_buffer_t *b, int seed) {
 static void expect_pattern(rig_buffer_t *b, int seed, int64_t from) {
   int64_t n = rig_buffer_bytes(b);
   uint8_t *bytes = malloc((size_t)n + 1);
-  OK(rig_buffer_blit_to_bytes(b, 0, bytes, n, 0, n));
+  CHECK_OK(rig_buffer_blit_to_bytes(b, 0, bytes, n, 0, n));
   for (int64_t i = 0; i < n; i++) {
     if (bytes[i] != pattern_byte(from + i, seed)) {
       cr_expect_fail("byte %lld of %s's buffer is %u, want %u", (long long)i,
@@ -239,7 +175,7 @@ static void release_caller_memory(void *context) {
 /* Runs the collection of every device the test used, so that memory with
  * no buffer left is given back. */
 static void collect_everywhere(void) {
-  for (int k = 0; k < device_count(); k++) OK(rig_free_cache(device_at(k)));
+  for (int k = 0; k < device_count(); k++) CHECK_OK(rig_free_cache(device_at(k)));
 }
 
 /* ======================================================================= */
@@ -257,7 +193,7 @@ Test(create, answers_each_size_on_each_device) {
       expect_span(b, 0, n);
       if (n > 0) {
         bool on_alignment = false;
-        OK(rig_buffer_aligned(b, 0, alignment, &on_alignment));
+        CHECK_OK(rig_buffer_aligned(b, 0, alignment, &on_alignment));
         cr_expect(on_alignment, "%s: %lld bytes not on the alignment %lld",
                   rig_device_name(d), (long long)n, (long long)alignment);
         uintptr_t host = (uintptr_t)rig_buffer_host(b);
@@ -290,7 +226,7 @@ Test(create, host_buffers_start_on_128_bytes_or_a_page) {
     cr_expect(host % (uintptr_t)want == 0, "a host buffer of %lld bytes at %p, not on %lld",
               (long long)n, rig_buffer_host(b), (long long)want);
     bool aligned = false;
-    OK(rig_buffer_aligned(b, 0, want, &aligned));
+    CHECK_OK(rig_buffer_aligned(b, 0, want, &aligned));
     cr_expect(aligned, "rig_buffer_aligned(%lld bytes, 0, %lld)", (long long)n, (long long)want);
     rig_buffer_unref(b);
   }
@@ -302,7 +238,7 @@ Test(create, counts_whole_words_and_nothing_for_empty) {
   for (int k = 0; k < device_count(); k++) {
     rig_device_t *d = device_at(k);
     rig_buffer_t *kept[NSIZES];
-    OK(rig_free_cache(d)); /* no cached allocation for a create to reuse */
+    CHECK_OK(rig_free_cache(d)); /* no cached allocation for a create to reuse */
     for (size_t s = 0; s < NSIZES; s++) {
       int64_t n = sizes[s];
       int64_t before = rig_allocated(d);
@@ -339,7 +275,7 @@ Test(create, memory_runs_on_to_a_whole_word) {
     if (!host_addresses(d)) continue;
     for (int64_t n = 1; n <= 7; n++) {
       rig_buffer_t *b = create(d, n);
-      OK(rig_buffer_write(b, 1, write_whole_last_word, NULL));
+      CHECK_OK(rig_buffer_write(b, 1, write_whole_last_word, NULL));
       rig_buffer_unref(b);
     }
   }
@@ -350,12 +286,12 @@ Test(create, refuses_negative_sizes_and_null_devices) {
   for (int k = 0; k < device_count(); k++) {
     rig_device_t *d = device_at(k);
     rig_buffer_t *b = NULL;
-    FAILS(RIG_EINVAL, rig_buffer_create(d, -1, RIG_MEMORY_DEVICE, &b));
-    FAILS(RIG_EINVAL, rig_buffer_create(d, INT64_MIN, RIG_MEMORY_DEVICE, &b));
-    FAILS(RIG_EINVAL, rig_buffer_create(d, -4, RIG_MEMORY_MAPPED, &b));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_create(d, -1, RIG_MEMORY_DEVICE, &b));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_create(d, INT64_MIN, RIG_MEMORY_DEVICE, &b));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_create(d, -4, RIG_MEMORY_MAPPED, &b));
   }
   rig_buffer_t *b = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_create(NULL, 16, RIG_MEMORY_DEVICE, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_create(NULL, 16, RIG_MEMORY_DEVICE, &b));
 }
 
 Test(create, pinned_is_refused_where_the_host_addresses_the_memory) {
@@ -365,17 +301,17 @@ Test(create, pinned_is_refused_where_the_host_addresses_the_memory) {
     rig_device_t *d = device_at(k);
     rig_buffer_t *b = NULL;
     if (host_addresses(d)) {
-      FAILS(RIG_EINVAL, rig_buffer_create(d, 4096, RIG_MEMORY_PINNED, &b));
-      FAILS(RIG_EINVAL, rig_buffer_create(d, 0, RIG_MEMORY_PINNED, &b));
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_create(d, 4096, RIG_MEMORY_PINNED, &b));
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_create(d, 0, RIG_MEMORY_PINNED, &b));
       continue;
     }
-    OK(rig_buffer_create(d, 4096, RIG_MEMORY_PINNED, &b));
+    CHECK_OK(rig_buffer_create(d, 4096, RIG_MEMORY_PINNED, &b));
     expect_buffer(b, d, 4096, true, false);
     cr_expect(rig_buffer_host(b) != NULL, "%s: Pinned memory without a host address",
               rig_device_name(d));
     put_pattern(b, 3);
     rig_buffer_t *device_memory = create(d, 4096);
-    OK(rig_buffer_copy(b, device_memory));
+    CHECK_OK(rig_buffer_copy(b, device_memory));
     expect_pattern(device_memory, 3, 0);
     rig_buffer_unref(device_memory);
     rig_buffer_unref(b);
@@ -390,11 +326,11 @@ Test(create, mapped_is_host_addressed_and_falls_back_to_device_memory) {
   for (int k = 0; k < device_count(); k++) {
     rig_device_t *d = device_at(k);
     bool device_memory_addressed = host_addresses(d);
-    OK(rig_free_cache(d));
+    CHECK_OK(rig_free_cache(d));
     int64_t device_before = rig_allocated(d);
     int64_t host_before = rig_allocated(rig_host());
     rig_buffer_t *b = NULL;
-    OK(rig_buffer_create(d, n, RIG_MEMORY_MAPPED, &b));
+    CHECK_OK(rig_buffer_create(d, n, RIG_MEMORY_MAPPED, &b));
     expect_buffer(b, d, n, true, false);
     cr_expect(rig_buffer_host(b) != NULL, "%s: Mapped memory without a host address",
               rig_device_name(d));
@@ -411,7 +347,7 @@ Test(create, mapped_is_host_addressed_and_falls_back_to_device_memory) {
     }
     put_pattern(b, 5);
     rig_buffer_t *device_memory = create(d, n);
-    OK(rig_buffer_copy(b, device_memory));
+    CHECK_OK(rig_buffer_copy(b, device_memory));
     expect_pattern(device_memory, 5, 0);
     rig_buffer_unref(device_memory);
     rig_buffer_unref(b);
@@ -427,7 +363,7 @@ Test(create, mapped_fallback_keeps_the_cache) {
     rig_buffer_unref(create(d, 64 * KIB)); /* collected: enters d's cache */
     int64_t before = rig_allocated(d);
     rig_buffer_t *b = NULL;
-    OK(rig_buffer_create(d, 128 * KIB, RIG_MEMORY_MAPPED, &b));
+    CHECK_OK(rig_buffer_create(d, 128 * KIB, RIG_MEMORY_MAPPED, &b));
     cr_expect(rig_allocated(d) >= before + 128 * KIB,
               "%s: held %lld before, %lld after a Mapped create of 128 KiB",
               rig_device_name(d), (long long)before, (long long)rig_allocated(d));
@@ -438,14 +374,12 @@ Test(create, mapped_fallback_keeps_the_cache) {
 Test(create, lost_device_answers_lost) {
   /* BUF-31 BUF-59 */
   rig_device_t *d = NULL;
-  OK(rig_memory_device("MEM:41", &d));
+  CHECK_OK(rig_memory_device("MEM:41", &d));
   rig_buffer_t *host_memory = create(rig_host(), 64 * KIB);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
   rig_buffer_t *b = NULL;
-  FAILS(RIG_ELOST, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b));
-  cr_expect(rig_device_equal(rig_error_device(), d));
-  FAILS(RIG_ELOST, rig_buffer_borrow(d, host_memory, &b));
-  cr_expect(rig_device_equal(rig_error_device(), d));
+  CHECK_LOST(d, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b));
+  CHECK_LOST(d, rig_buffer_borrow(d, host_memory, &b));
   rig_buffer_unref(host_memory);
 }
 
@@ -457,7 +391,7 @@ Test(of_bytes, copies_the_bytes_onto_the_host) {
   uint8_t source[100];
   for (int i = 0; i < 100; i++) source[i] = pattern_byte(i, 9);
   rig_buffer_t *b = NULL;
-  OK(rig_buffer_of_bytes(source, 100, &b));
+  CHECK_OK(rig_buffer_of_bytes(source, 100, &b));
   expect_buffer(b, rig_host(), 100, true, false);
   expect_span(b, 0, 100);
   cr_expect(rig_buffer_host(b) != (void *)source, "of_bytes did not copy");
@@ -465,7 +399,7 @@ Test(of_bytes, copies_the_bytes_onto_the_host) {
   expect_pattern(b, 9, 0);
   rig_buffer_unref(b);
 
-  OK(rig_buffer_of_bytes(source, 0, &b));
+  CHECK_OK(rig_buffer_of_bytes(source, 0, &b));
   expect_buffer(b, rig_host(), 0, true, false);
   rig_buffer_unref(b);
 }
@@ -473,15 +407,15 @@ Test(of_bytes, copies_the_bytes_onto_the_host) {
 Test(of_bytes, refuses_bad_ranges) {
   uint8_t source[8] = {0};
   rig_buffer_t *b = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_of_bytes(source, -1, &b));
-  FAILS(RIG_EINVAL, rig_buffer_of_bytes(NULL, 8, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_of_bytes(source, -1, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_of_bytes(NULL, 8, &b));
 }
 
 Test(of_memory, wraps_caller_memory_without_a_copy) {
   /* BUF-33 BPROP-03 BPROP-06 BPROP-09 BPROP-11 LOW-02 */
   static _Alignas(64) uint8_t memory[256];
   rig_buffer_t *b = NULL;
-  OK(rig_buffer_of_memory(memory, sizeof memory, NULL, NULL, &b));
+  CHECK_OK(rig_buffer_of_memory(memory, sizeof memory, NULL, NULL, &b));
   expect_buffer(b, rig_host(), sizeof memory, true, true);
   cr_expect(rig_buffer_host(b) == (void *)memory);
   rig_buffer_t *part = view(b, 16, 32);
@@ -502,13 +436,13 @@ Test(of_memory, releases_once_when_the_last_buffer_goes) {
   /* On a page, so that every device that reaches host memory borrows it. */
   struct caller_memory m = {aligned_alloc((size_t)page_bytes(), 64 * KIB), 0};
   rig_buffer_t *b = NULL;
-  OK(rig_buffer_of_memory(m.bytes, 64 * KIB, release_caller_memory, &m, &b));
+  CHECK_OK(rig_buffer_of_memory(m.bytes, 64 * KIB, release_caller_memory, &m, &b));
   rig_buffer_t *holders[20];
   int nholders = 0;
   holders[nholders++] = view(b, 100, 1000);
   for (int k = 1; k < device_count(); k++) {
     rig_buffer_t *o = NULL;
-    OK(rig_buffer_borrow(device_at(k), b, &o));
+    CHECK_OK(rig_buffer_borrow(device_at(k), b, &o));
     if (o) holders[nholders++] = o;
   }
   cr_assert(nholders >= 2, "the memory device made no borrow");
@@ -529,8 +463,8 @@ Test(of_memory, each_call_is_an_allocation_of_its_own) {
   /* BUF-36: two wraps of one memory share no memory in rig's order. */
   static _Alignas(64) uint8_t memory[64];
   rig_buffer_t *a = NULL, *b = NULL;
-  OK(rig_buffer_of_memory(memory, sizeof memory, NULL, NULL, &a));
-  OK(rig_buffer_of_memory(memory, sizeof memory, NULL, NULL, &b));
+  CHECK_OK(rig_buffer_of_memory(memory, sizeof memory, NULL, NULL, &a));
+  CHECK_OK(rig_buffer_of_memory(memory, sizeof memory, NULL, NULL, &b));
   cr_expect(a != b);
   cr_expect(rig_buffer_host(a) == rig_buffer_host(b));
   cr_expect(rig_buffer_spans(a) && rig_buffer_spans(b));
@@ -543,11 +477,11 @@ Test(of_memory, each_call_is_an_allocation_of_its_own) {
 Test(of_memory, refuses_bad_memory_and_wraps_empty_memory) {
   uint8_t memory[8];
   rig_buffer_t *b = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_of_memory(memory, -1, NULL, NULL, &b));
-  FAILS(RIG_EINVAL, rig_buffer_of_memory(NULL, 8, NULL, NULL, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_of_memory(memory, -1, NULL, NULL, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_of_memory(NULL, 8, NULL, NULL, &b));
 
   struct caller_memory empty = {NULL, 0};
-  OK(rig_buffer_of_memory(NULL, 0, release_caller_memory, &empty, &b));
+  CHECK_OK(rig_buffer_of_memory(NULL, 0, release_caller_memory, &empty, &b));
   expect_buffer(b, rig_host(), 0, true, true);
   rig_buffer_unref(b);
   collect_everywhere();
@@ -609,23 +543,23 @@ Test(view, refuses_ranges_outside_its_buffer) {
     rig_buffer_t *b = create(device_at(k), 1000);
     rig_buffer_t *v = view(b, 100, 300);
     rig_buffer_t *out = NULL;
-    FAILS(RIG_EINVAL, rig_buffer_view(b, -1, 10, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, INT64_MIN, 10, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, 0, -1, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, 0, 1001, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, 1001, 0, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, 500, 501, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, INT64_MAX, 1, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, 1, INT64_MAX, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(b, INT64_MAX, INT64_MAX, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, -1, 10, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, INT64_MIN, 10, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, 0, -1, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, 0, 1001, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, 1001, 0, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, 500, 501, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, INT64_MAX, 1, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, 1, INT64_MAX, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, INT64_MAX, INT64_MAX, &out));
     /* A view's bounds are its own, not its buffer's. */
-    FAILS(RIG_EINVAL, rig_buffer_view(v, 0, 301, &out));
-    FAILS(RIG_EINVAL, rig_buffer_view(v, 300, 1, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(v, 0, 301, &out));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_view(v, 300, 1, &out));
     rig_buffer_unref(v);
     rig_buffer_unref(b);
   }
   rig_buffer_t *out = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_view(NULL, 0, 0, &out));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_view(NULL, 0, 0, &out));
 }
 
 /* ======================================================================= */
@@ -691,7 +625,7 @@ Test(borrow, follows_reaches_between_every_pair_of_devices) {
       rig_device_t *d = device_at(k);
       if (rig_device_equal(d, owner)) continue;
       rig_buffer_t *o = NULL;
-      OK(rig_buffer_borrow(d, b, &o));
+      CHECK_OK(rig_buffer_borrow(d, b, &o));
       bool reaches = rig_reaches(d, owner);
       cr_expect((o != NULL) == reaches, "borrow on %s of %s's memory: %s, reaches %d",
                 rig_device_name(d), rig_device_name(owner), o ? "made" : "NULL", reaches);
@@ -711,11 +645,11 @@ Test(borrow, on_its_own_device_is_the_buffer_itself) {
     rig_buffer_t *b = create(d, 256);
     rig_buffer_t *v = view(b, 8, 8);
     rig_buffer_t *o = NULL;
-    OK(rig_buffer_borrow(d, b, &o));
+    CHECK_OK(rig_buffer_borrow(d, b, &o));
     cr_expect(o == b, "%s: borrow on b's own device is not b", rig_device_name(d));
     cr_expect(!rig_buffer_is_borrowed(o));
     rig_buffer_unref(o);
-    OK(rig_buffer_borrow(d, v, &o));
+    CHECK_OK(rig_buffer_borrow(d, v, &o));
     cr_expect(o == v);
     rig_buffer_unref(o);
     /* Both references were the caller's: b and v still live. */
@@ -766,7 +700,7 @@ Test(borrow, empty_memory_borrows_on_every_device) {
     for (int k = 0; k < device_count(); k++) {
       rig_device_t *d = device_at(k);
       rig_buffer_t *o = NULL;
-      OK(rig_buffer_borrow(d, b, &o));
+      CHECK_OK(rig_buffer_borrow(d, b, &o));
       cr_expect(o != NULL, "no borrow on %s of %s's empty memory", rig_device_name(d),
                 rig_device_name(owner));
       if (!o) continue;
@@ -785,7 +719,7 @@ Test(borrow, host_memory_off_a_page) {
   const int64_t page = page_bytes();
   uint8_t *pages = aligned_alloc((size_t)page, (size_t)(2 * page));
   rig_buffer_t *wrapped = NULL;
-  OK(rig_buffer_of_memory(pages + 16, 100, NULL, NULL, &wrapped));
+  CHECK_OK(rig_buffer_of_memory(pages + 16, 100, NULL, NULL, &wrapped));
   rig_buffer_t *small = create(rig_host(), 100);
   rig_buffer_t *off_page[] = {wrapped, small};
   for (size_t i = 0; i < 2; i++) {
@@ -794,7 +728,7 @@ Test(borrow, host_memory_off_a_page) {
     for (int k = 1; k < device_count(); k++) {
       rig_device_t *d = device_at(k);
       rig_buffer_t *o = NULL;
-      OK(rig_buffer_borrow(d, b, &o));
+      CHECK_OK(rig_buffer_borrow(d, b, &o));
       if (is_memory_device(d)) {
         cr_expect(o != NULL, "%s did not borrow host memory off a page", rig_device_name(d));
         if (o) expect_shared_bytes(b, o);
@@ -813,8 +747,8 @@ Test(borrow, host_memory_off_a_page) {
 Test(borrow, refuses_null_handles) {
   rig_buffer_t *b = create(rig_host(), 64);
   rig_buffer_t *o = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_borrow(memory_device(), NULL, &o));
-  FAILS(RIG_EINVAL, rig_buffer_borrow(NULL, b, &o));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_borrow(memory_device(), NULL, &o));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_borrow(NULL, b, &o));
   rig_buffer_unref(b);
 }
 
@@ -874,7 +808,7 @@ Test(words, host_memory_words_start_at_multiples_of_the_word) {
    * allocation's first byte, here 1 byte past a word. */
   static _Alignas(64) uint8_t memory[16];
   rig_buffer_t *b = NULL;
-  OK(rig_buffer_of_memory(memory + 1, 8, NULL, NULL, &b));
+  CHECK_OK(rig_buffer_of_memory(memory + 1, 8, NULL, NULL, &b));
   rig_buffer_t *at_3 = view(b, 2, 1);  /* memory[3]: word 0 */
   rig_buffer_t *at_4 = view(b, 3, 1);  /* memory[4]: word 1 */
   rig_buffer_t *at_5 = view(b, 4, 1);  /* memory[5]: word 1 */
@@ -894,16 +828,16 @@ Test(words, copy_refuses_a_common_byte_but_not_a_common_word) {
     rig_buffer_t *b = create(d, 16);
     put_pattern(b, 41);
     rig_buffer_t *low = view(b, 0, 2), *high = view(b, 2, 2);
-    OK(rig_buffer_copy(low, high));
+    CHECK_OK(rig_buffer_copy(low, high));
     expect_pattern(high, 41, 0);
     expect_pattern(low, 41, 0);
 
     rig_buffer_t *x = view(b, 0, 3), *y = view(b, 2, 3);
-    FAILS(RIG_EINVAL, rig_buffer_copy(x, y));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(x, y));
     rig_point_t p;
     rig_box_t box = rig_row(0, 0, 3);
-    FAILS(RIG_EINVAL, rig_buffer_submit_copy(x, y, &box, 1, NULL, 0, &p));
-    FAILS(RIG_EINVAL, rig_buffer_copy(b, b));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(x, y, &box, 1, NULL, 0, &p));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(b, b));
     rig_buffer_unref(x);
     rig_buffer_unref(y);
     rig_buffer_unref(low);
@@ -931,8 +865,8 @@ Test(aligned, is_arithmetic_on_the_work_address) {
       int64_t at = some_ats[i];
       for (int64_t n = 1; n <= rig_device_alignment(d); n *= 2) {
         bool of_view = false, of_buffer = false;
-        OK(rig_buffer_aligned(v, at, n, &of_view));
-        OK(rig_buffer_aligned(b, at + 3, n, &of_buffer));
+        CHECK_OK(rig_buffer_aligned(v, at, n, &of_view));
+        CHECK_OK(rig_buffer_aligned(b, at + 3, n, &of_buffer));
         cr_expect(of_view == of_buffer, "%s: view at %lld, n %lld", rig_device_name(d),
                   (long long)at, (long long)n);
         if (n == 1) cr_expect(of_buffer);
@@ -941,7 +875,7 @@ Test(aligned, is_arithmetic_on_the_work_address) {
       for (int shift = 0; shift <= 62; shift++) {
         int64_t n = (int64_t)1 << shift;
         bool got = false;
-        OK(rig_buffer_aligned(v, at, n, &got));
+        CHECK_OK(rig_buffer_aligned(v, at, n, &got));
         bool want = (host + 3 + (uintptr_t)at) % (uintptr_t)n == 0;
         cr_expect(got == want, "%s: aligned(view, %lld, %lld) %d, want %d", rig_device_name(d),
                   (long long)at, (long long)n, got, want);
@@ -952,7 +886,7 @@ Test(aligned, is_arithmetic_on_the_work_address) {
       for (size_t i = 0; i < 3; i++) {
         for (int64_t n = 1; n <= 4096; n *= 2) {
           bool got = false;
-          OK(rig_buffer_aligned(b, extremes[i], n, &got));
+          CHECK_OK(rig_buffer_aligned(b, extremes[i], n, &got));
           cr_expect(got == ((host + (uintptr_t)extremes[i]) % (uintptr_t)n == 0));
         }
       }
@@ -969,12 +903,12 @@ Test(aligned, refuses_n_that_is_not_a_positive_power_of_two) {
     rig_buffer_t *b = create(device_at(k), 64);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
       bool out = false;
-      FAILS(RIG_EINVAL, rig_buffer_aligned(b, 0, bad[i], &out));
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_aligned(b, 0, bad[i], &out));
     }
     rig_buffer_unref(b);
   }
   bool out = false;
-  FAILS(RIG_EINVAL, rig_buffer_aligned(NULL, 0, 4, &out));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_aligned(NULL, 0, 4, &out));
 }
 
 Test(handle, refuses_host_memory) {
@@ -982,21 +916,21 @@ Test(handle, refuses_host_memory) {
   static uint8_t caller[64];
   rig_buffer_t *created = create(rig_host(), 4096);
   rig_buffer_t *copied = NULL, *wrapped = NULL;
-  OK(rig_buffer_of_bytes(caller, sizeof caller, &copied));
-  OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &wrapped));
+  CHECK_OK(rig_buffer_of_bytes(caller, sizeof caller, &copied));
+  CHECK_OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &wrapped));
   rig_buffer_t *part = view(created, 16, 16);
   rig_buffer_t *on_memory_device = borrow(memory_device(), created);
   rig_buffer_t *host_memory[] = {created, copied, wrapped, part, on_memory_device};
   for (size_t i = 0; i < sizeof host_memory / sizeof host_memory[0]; i++) {
     uint64_t handle = 0;
     int64_t offset = 0;
-    FAILS(RIG_EINVAL, rig_buffer_handle(host_memory[i], &handle, &offset));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_handle(host_memory[i], &handle, &offset));
   }
   for (size_t i = 0; i < sizeof host_memory / sizeof host_memory[0]; i++)
     rig_buffer_unref(host_memory[i]);
   uint64_t handle = 0;
   int64_t offset = 0;
-  FAILS(RIG_EINVAL, rig_buffer_handle(NULL, &handle, &offset));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_handle(NULL, &handle, &offset));
 }
 
 Test(handle, names_a_driver_devices_memory) {
@@ -1009,8 +943,8 @@ Test(handle, names_a_driver_devices_memory) {
     rig_buffer_t *v = view(b, 100, 200);
     uint64_t handle = 1, view_handle = 2;
     int64_t offset = -1, view_offset = -1;
-    OK(rig_buffer_handle(b, &handle, &offset));
-    OK(rig_buffer_handle(v, &view_handle, &view_offset));
+    CHECK_OK(rig_buffer_handle(b, &handle, &offset));
+    CHECK_OK(rig_buffer_handle(v, &view_handle, &view_offset));
     cr_expect(view_handle == handle, "%s: a view's object differs", rig_device_name(d));
     cr_expect(view_offset == offset + 100, "%s: view offset %lld, buffer's %lld",
               rig_device_name(d), (long long)view_offset, (long long)offset);
@@ -1019,7 +953,7 @@ Test(handle, names_a_driver_devices_memory) {
 
     rig_buffer_t *empty = create(d, 0);
     handle = 1;
-    OK(rig_buffer_handle(empty, &handle, &offset));
+    CHECK_OK(rig_buffer_handle(empty, &handle, &offset));
     cr_expect(handle == 0, "%s: an empty buffer's object is %llu", rig_device_name(d),
               (unsigned long long)handle);
     rig_buffer_unref(empty);
@@ -1031,9 +965,7 @@ Test(handle, names_a_driver_devices_memory) {
 
 /* Frees b's memory with why, which must succeed. */
 static void free_memory(rig_buffer_t *b, const char *why) {
-  bool freed = false;
-  OK(rig_buffer_free(b, why, &freed));
-  cr_assert(freed, "rig_buffer_free of %s's buffer refused",
+  cr_assert(try_free(b, why), "rig_buffer_free of %s's buffer refused",
             rig_device_name(rig_buffer_device(b)));
 }
 
@@ -1048,12 +980,12 @@ static void expect_dead(rig_buffer_t *b, const char *why) {
   bool answer = false;
   uint64_t handle = 0;
   int64_t offset = 0;
-  FAILS(RIG_EINVAL, rig_buffer_view(b, 0, 0, &out));
-  FAILS(RIG_EINVAL, rig_buffer_borrow(rig_host(), b, &out));
-  FAILS(RIG_EINVAL, rig_buffer_borrow(rig_buffer_device(b), b, &out));
-  FAILS(RIG_EINVAL, rig_buffer_aligned(b, 0, 1, &answer));
-  FAILS(RIG_EINVAL, rig_buffer_handle(b, &handle, &offset));
-  FAILS(RIG_EINVAL, rig_buffer_free(b, NULL, &answer));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_view(b, 0, 0, &out));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_borrow(rig_host(), b, &out));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_borrow(rig_buffer_device(b), b, &out));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_aligned(b, 0, 1, &answer));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_handle(b, &handle, &offset));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_free(b, NULL, &answer));
   cr_expect(rig_buffer_claim(b, RIG_ACCESS_READ) == RIG_CLAIM_DEAD);
 }
 
@@ -1066,7 +998,7 @@ Test(dead, buffers_keep_their_properties_and_refuse_every_use) {
     rig_buffer_t *part = view(b, 100, 200);
     rig_device_t *borrower = is_host(d) ? memory_device() : rig_host();
     rig_buffer_t *borrowed = NULL;
-    OK(rig_buffer_borrow(borrower, b, &borrowed));
+    CHECK_OK(rig_buffer_borrow(borrower, b, &borrowed));
     free_memory(b, "retired");
 
     expect_dead(b, "retired");
@@ -1096,9 +1028,9 @@ Test(claims, a_claim_keeps_the_memory_from_free) {
     cr_expect(rig_buffer_claim(part, RIG_ACCESS_READ) == RIG_CLAIMED,
               "%s: fresh memory has work to wait for", rig_device_name(d));
     bool freed = true;
-    OK(rig_buffer_free(b, NULL, &freed));
+    CHECK_OK(rig_buffer_free(b, NULL, &freed));
     cr_expect(!freed && rig_buffer_dead(b) == NULL, "%s: freed under a claim", rig_device_name(d));
-    OK(rig_buffer_wait(part, RIG_ACCESS_READ));
+    CHECK_OK(rig_buffer_wait(part, RIG_ACCESS_READ));
     rig_buffer_release(part);
     free_memory(b, NULL);
     rig_buffer_unref(part);
@@ -1110,11 +1042,11 @@ Test(of_memory, is_outside_the_claims) {
   /* BUF-35 */
   static uint8_t caller[64];
   rig_buffer_t *b = NULL;
-  OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &b));
+  CHECK_OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &b));
   bool freed = true;
-  OK(rig_buffer_free(b, NULL, &freed));
+  CHECK_OK(rig_buffer_free(b, NULL, &freed));
   cr_expect(!freed && rig_buffer_dead(b) == NULL, "caller memory was freed");
   bool exclusive = false;
-  FAILS(RIG_EINVAL, rig_claim_begin(b, &exclusive));
+  CHECK_FAILS(RIG_EINVAL, rig_claim_begin(b, &exclusive));
   rig_buffer_unref(b);
 }

@@ -54,7 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "devices.h"
+#include "helpers.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
@@ -64,70 +66,28 @@
 static int place_count(void) { return test_device_count() + 1; }
 static rig_device_t *place(int k) { return k == 0 ? rig_host() : test_device(k - 1); }
 
-static void require_ok(rig_status_t s, const char *what) {
-  if (s == RIG_OK) return;
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s", rig_last_error());
-  cr_assert_fail("%s: %s (%s)", what, rig_status_name(s), msg);
-}
-
-/* Expects status want (not RIG_OK) with a message, as every failure leaves. */
-__attribute__((format(printf, 3, 4))) static void
-expect_status(rig_status_t got, rig_status_t want, const char *fmt, ...) {
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s", rig_last_error());
-  char what[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  cr_expect(got == want, "%s: got %s, want %s", what, rig_status_name(got),
-            rig_status_name(want));
-  if (got == want)
-    cr_expect(msg[0] != '\0', "%s: %s without a message", what, rig_status_name(got));
-}
-#define expect_einval(got, ...) expect_status((got), RIG_EINVAL, __VA_ARGS__)
-
 /* Bytes that vary with their index and the seed, so that a byte copied
  * from or to the wrong place shows. */
 static void make_pattern(uint8_t *p, int64_t n, unsigned seed) {
   for (int64_t i = 0; i < n; i++) p[i] = (uint8_t)(i * 131 + (i >> 8) * 7 + seed * 59 + 1);
 }
 
-static uint8_t *xmalloc(int64_t n) {
-  uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
-  cr_assert(p != NULL, "out of host memory");
-  return p;
-}
-
-static rig_buffer_t *new_buffer(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  require_ok(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b), "rig_buffer_create");
-  return b;
-}
-
-static rig_buffer_t *new_view(rig_buffer_t *b, int64_t first, int64_t length) {
-  rig_buffer_t *v = NULL;
-  require_ok(rig_buffer_view(b, first, length, &v), "rig_buffer_view");
-  return v;
-}
-
 static void put_bytes(rig_buffer_t *b, const uint8_t *bytes) {
   int64_t n = rig_buffer_bytes(b);
-  require_ok(rig_buffer_blit_from_bytes(bytes, n, 0, b, 0, n), "rig_buffer_blit_from_bytes");
+  CHECK_OK(rig_buffer_blit_from_bytes(bytes, n, 0, b, 0, n));
 }
 
 static void get_bytes(rig_buffer_t *b, uint8_t *bytes) {
   int64_t n = rig_buffer_bytes(b);
-  require_ok(rig_buffer_blit_to_bytes(b, 0, bytes, n, 0, n), "rig_buffer_blit_to_bytes");
+  CHECK_OK(rig_buffer_blit_to_bytes(b, 0, bytes, n, 0, n));
 }
 
 /* A buffer of n bytes on d holding the pattern of seed, which *bytes (if not
  * NULL) receives. */
 static rig_buffer_t *new_patterned(rig_device_t *d, int64_t n, unsigned seed, uint8_t *bytes) {
-  uint8_t *p = bytes ? bytes : xmalloc(n);
+  uint8_t *p = bytes ? bytes : allocate_bytes(n);
   make_pattern(p, n, seed);
-  rig_buffer_t *b = new_buffer(d, n);
+  rig_buffer_t *b = create(d, n);
   put_bytes(b, p);
   if (!bytes) free(p);
   return b;
@@ -150,7 +110,7 @@ expect_same(const uint8_t *got, const uint8_t *want, int64_t n, const char *fmt,
 #define expect_buffer(b, want, ...)                                   \
   do {                                                                \
     int64_t n_ = rig_buffer_bytes(b);                                 \
-    uint8_t *got_ = xmalloc(n_);                                      \
+    uint8_t *got_ = allocate_bytes(n_);                               \
     get_bytes((b), got_);                                             \
     expect_same(got_, (want), n_, __VA_ARGS__);                       \
     free(got_);                                                       \
@@ -158,16 +118,10 @@ expect_same(const uint8_t *got, const uint8_t *want, int64_t n, const char *fmt,
 
 static void expect_all(rig_buffer_t *b, uint8_t c, const char *what) {
   int64_t n = rig_buffer_bytes(b);
-  uint8_t *want = xmalloc(n);
+  uint8_t *want = allocate_bytes(n);
   memset(want, c, (size_t)n);
   expect_buffer(b, want, "%s", what);
   free(want);
-}
-
-static bool point_reached(rig_point_t p) {
-  bool reached = false;
-  require_ok(rig_point_reached(p, &reached), "rig_point_reached");
-  return reached;
 }
 
 static bool point_on_host(rig_point_t p) {
@@ -195,8 +149,8 @@ struct copy_pair {
 
 static void pair_open(struct copy_pair *c, int src_place, int64_t src_len, int dst_place,
                       int64_t dst_len) {
-  c->src_bytes = xmalloc(src_len);
-  c->dst_bytes = xmalloc(dst_len);
+  c->src_bytes = allocate_bytes(src_len);
+  c->dst_bytes = allocate_bytes(dst_len);
   c->src = new_patterned(place(src_place), src_len, 1, c->src_bytes);
   c->dst = new_patterned(place(dst_place), dst_len, 2, c->dst_bytes);
   snprintf(c->name, sizeof c->name, "%s -> %s", rig_device_name(place(src_place)),
@@ -223,10 +177,10 @@ static const int pair_places[][2] = {{0, 1}, {1, 2}, {2, 0}, {1, 1}, {0, 0}};
 Test(copies, round_trip_hello_on_every_device) {
   for (int k = 0; k < place_count(); k++) {
     rig_device_t *d = place(k);
-    rig_buffer_t *dev = new_buffer(d, 5);
-    require_ok(rig_buffer_blit_from_bytes("hello", 5, 0, dev, 0, 5), "blit_from_bytes");
+    rig_buffer_t *dev = create(d, 5);
+    CHECK_OK(rig_buffer_blit_from_bytes("hello", 5, 0, dev, 0, 5));
     char b[6] = "xxxxx";
-    require_ok(rig_buffer_blit_to_bytes(dev, 0, b, 5, 0, 5), "blit_to_bytes");
+    CHECK_OK(rig_buffer_blit_to_bytes(dev, 0, b, 5, 0, 5));
     cr_expect(memcmp(b, "hello", 5) == 0, "%s: round trip gave \"%s\"", rig_device_name(d), b);
     rig_buffer_unref(dev);
   }
@@ -256,26 +210,25 @@ static int compare_bytes(void *bytes, int64_t n, void *context) {
  * the whole chain. */
 Test(copies, chain_host_dev0_dev1_host) {
   const int64_t n = 65536 + 3;
-  uint8_t *want = xmalloc(n);
+  uint8_t *want = allocate_bytes(n);
   for (int waiting = 1; waiting >= 0; waiting--) {
     rig_buffer_t *h1 = new_patterned(rig_host(), n, 10 + (unsigned)waiting, want);
-    rig_buffer_t *d0 = new_buffer(test_device(0), n);
-    rig_buffer_t *d1 = new_buffer(test_device(1), n);
-    rig_buffer_t *h2 = new_buffer(rig_host(), n);
-    require_ok(rig_buffer_fill(h2, 0), "fill h2");
+    rig_buffer_t *d0 = create(test_device(0), n);
+    rig_buffer_t *d1 = create(test_device(1), n);
+    rig_buffer_t *h2 = create(rig_host(), n);
+    CHECK_OK(rig_buffer_fill(h2, 0), "fill h2");
     rig_buffer_t *chain[] = {h1, d0, d1, h2};
     for (int i = 0; i < 3; i++) {
       if (waiting) {
-        require_ok(rig_buffer_copy(chain[i], chain[i + 1]), "rig_buffer_copy");
+        CHECK_OK(rig_buffer_copy(chain[i], chain[i + 1]));
       } else {
         rig_box_t row = rig_row(0, 0, n);
         rig_point_t p;
-        require_ok(rig_buffer_submit_copy(chain[i], chain[i + 1], &row, 1, NULL, 0, &p),
-                   "rig_buffer_submit_copy");
+        CHECK_OK(rig_buffer_submit_copy(chain[i], chain[i + 1], &row, 1, NULL, 0, &p));
       }
     }
     struct read_check check = {want, -2};
-    require_ok(rig_buffer_read(h2, 1, compare_bytes, &check), "rig_buffer_read");
+    CHECK_OK(rig_buffer_read(h2, 1, compare_bytes, &check));
     cr_expect(check.mismatch == -1, "%s chain: end differs at byte %lld",
               waiting ? "copy" : "submit_copy", (long long)check.mismatch);
     expect_buffer(d0, want, "%s chain: %s", waiting ? "copy" : "submit_copy",
@@ -292,14 +245,14 @@ Test(copies, chain_host_dev0_dev1_host) {
  * between submit_fill and submit_copy. */
 Test(copies, copy_follows_fill_on_other_device) {
   const int64_t n = 4099;
-  rig_buffer_t *a = new_buffer(test_device(0), n);
-  rig_buffer_t *b = new_buffer(test_device(1), n);
-  require_ok(rig_buffer_fill(a, 0x11), "fill a");
-  require_ok(rig_buffer_fill(b, 0x00), "fill b");
+  rig_buffer_t *a = create(test_device(0), n);
+  rig_buffer_t *b = create(test_device(1), n);
+  CHECK_OK(rig_buffer_fill(a, 0x11), "fill a");
+  CHECK_OK(rig_buffer_fill(b, 0x00), "fill b");
   rig_point_t fill_point, copy_point;
-  require_ok(rig_buffer_submit_fill(a, 0xA5, NULL, 0, &fill_point), "submit_fill");
+  CHECK_OK(rig_buffer_submit_fill(a, 0xA5, NULL, 0, &fill_point));
   rig_box_t row = rig_row(0, 0, n);
-  require_ok(rig_buffer_submit_copy(a, b, &row, 1, NULL, 0, &copy_point), "submit_copy");
+  CHECK_OK(rig_buffer_submit_copy(a, b, &row, 1, NULL, 0, &copy_point));
   expect_all(b, 0xA5, "copy after fill: destination");
   expect_all(a, 0xA5, "copy after fill: source");
   rig_buffer_unref(a);
@@ -314,27 +267,27 @@ static const char *const writer_names[] = {"submit_fill", "blit_from_bytes", "su
  * the copy's read: b keeps a's old bytes. */
 Test(copies, write_follows_earlier_copy) {
   const int64_t n = 4099;
-  uint8_t *old = xmalloc(n);
-  uint8_t *ee = xmalloc(n);
+  uint8_t *old = allocate_bytes(n);
+  uint8_t *ee = allocate_bytes(n);
   memset(ee, 0xEE, (size_t)n);
   for (int w = 0; w < NWRITERS; w++) {
     rig_buffer_t *a = new_patterned(test_device(0), n, 3 + (unsigned)w, old);
-    rig_buffer_t *b = new_buffer(test_device(1), n);
-    rig_buffer_t *c = new_buffer(test_device(1), n);
-    require_ok(rig_buffer_fill(b, 0), "fill b");
-    require_ok(rig_buffer_fill(c, 0xEE), "fill c");
+    rig_buffer_t *b = create(test_device(1), n);
+    rig_buffer_t *c = create(test_device(1), n);
+    CHECK_OK(rig_buffer_fill(b, 0), "fill b");
+    CHECK_OK(rig_buffer_fill(c, 0xEE), "fill c");
     rig_box_t row = rig_row(0, 0, n);
     rig_point_t p;
-    require_ok(rig_buffer_submit_copy(a, b, &row, 1, NULL, 0, &p), "submit_copy a -> b");
+    CHECK_OK(rig_buffer_submit_copy(a, b, &row, 1, NULL, 0, &p), "submit_copy a -> b");
     switch (w) {
     case WRITE_FILL:
-      require_ok(rig_buffer_submit_fill(a, 0xEE, NULL, 0, &p), "submit_fill a");
+      CHECK_OK(rig_buffer_submit_fill(a, 0xEE, NULL, 0, &p), "submit_fill a");
       break;
     case WRITE_BLIT:
-      require_ok(rig_buffer_blit_from_bytes(ee, n, 0, a, 0, n), "blit_from_bytes a");
+      CHECK_OK(rig_buffer_blit_from_bytes(ee, n, 0, a, 0, n), "blit_from_bytes a");
       break;
     case WRITE_COPY:
-      require_ok(rig_buffer_submit_copy(c, a, &row, 1, NULL, 0, &p), "submit_copy c -> a");
+      CHECK_OK(rig_buffer_submit_copy(c, a, &row, 1, NULL, 0, &p), "submit_copy c -> a");
       break;
     }
     expect_buffer(b, old, "%s after the copy: the copy's destination", writer_names[w]);
@@ -368,24 +321,24 @@ Test(copies, device_order_across_threads) {
   const int64_t n = 1000;
   for (int k = 0; k < test_device_count(); k++) {
     rig_device_t *d = test_device(k);
-    rig_buffer_t *a = new_buffer(d, n);
-    rig_buffer_t *b = new_buffer(d, n);
-    require_ok(rig_buffer_fill(a, 0), "fill a");
+    rig_buffer_t *a = create(d, n);
+    rig_buffer_t *b = create(d, n);
+    CHECK_OK(rig_buffer_fill(a, 0), "fill a");
     struct fill_job job = {a, 0x61, {0}, RIG_EINVAL};
     pthread_t t;
     cr_assert(pthread_create(&t, NULL, fill_in_thread, &job) == 0, "pthread_create");
     pthread_join(t, NULL);
-    require_ok(job.status, "submit_fill from another thread");
+    CHECK_OK(job.status, "submit_fill from another thread");
     rig_box_t row = rig_row(0, 0, n);
     rig_point_t later;
-    require_ok(rig_buffer_submit_copy(a, b, &row, 1, NULL, 0, &later), "submit_copy");
+    CHECK_OK(rig_buffer_submit_copy(a, b, &row, 1, NULL, 0, &later));
     if (!point_on_host(job.point) && rig_device_equal(rig_point_device(job.point),
                                                       rig_point_device(later))) {
       cr_expect(rig_point_value(job.point) < rig_point_value(later),
                 "%s: later work got value %llu, not above %llu", rig_device_name(d),
                 (unsigned long long)rig_point_value(later),
                 (unsigned long long)rig_point_value(job.point));
-      require_ok(rig_point_wait(later), "rig_point_wait");
+      CHECK_OK(rig_point_wait(later));
       cr_expect(point_reached(job.point), "%s: the other thread's fill is not reached",
                 rig_device_name(d));
     }
@@ -415,10 +368,10 @@ Test(copies, boxes_copy_rows_box_after_box) {
     struct copy_pair c;
     pair_open(&c, pair_places[k][0], 256, pair_places[k][1], 200);
     rig_point_t p;
-    require_ok(rig_buffer_submit_copy(c.src, c.dst, boxes, nboxes, NULL, 0, &p), c.name);
-    require_ok(rig_point_wait(p), "rig_point_wait");
+    CHECK_OK(rig_buffer_submit_copy(c.src, c.dst, boxes, nboxes, NULL, 0, &p), "%s", c.name);
+    CHECK_OK(rig_point_wait(p));
     bool done = false;
-    require_ok(rig_buffer_reached(c.dst, RIG_ACCESS_READ, &done), "rig_buffer_reached");
+    CHECK_OK(rig_buffer_reached(c.dst, RIG_ACCESS_READ, &done));
     cr_expect(done, "%s: dst still has a write pending once the copy's point is reached",
               c.name);
     model_boxes(c.dst_bytes, c.src_bytes, boxes, nboxes);
@@ -478,10 +431,10 @@ Test(copies, boxes_that_do_not_fit) {
       const rig_box_t alone[1] = {misfits[m].box};
       const rig_box_t after_good[2] = {rig_row(0, 0, 8), misfits[m].box};
       rig_point_t p;
-      expect_einval(rig_buffer_submit_copy(c.src, c.dst, alone, 1, NULL, 0, &p), "%s: %s",
-                    c.name, misfits[m].why);
-      expect_einval(rig_buffer_submit_copy(c.src, c.dst, after_good, 2, NULL, 0, &p),
-                    "%s: %s after a good box", c.name, misfits[m].why);
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(c.src, c.dst, alone, 1, NULL, 0, &p), "%s: %s",
+                  c.name, misfits[m].why);
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(c.src, c.dst, after_good, 2, NULL, 0, &p),
+                  "%s: %s after a good box", c.name, misfits[m].why);
       expect_buffer(c.dst, c.dst_bytes, "%s: dst after refused box (%s)", c.name,
                     misfits[m].why);
     }
@@ -540,9 +493,9 @@ Test(copies, boxes_are_read_once) {
     rig_box_t boxes[2] = {{1, 2, 500, 6, 600, 640}, rig_row(3900, 3800, 196)};
     const rig_box_t original[2] = {boxes[0], boxes[1]};
     rig_point_t p;
-    require_ok(rig_buffer_submit_copy(c.src, c.dst, boxes, 2, NULL, 0, &p), c.name);
+    CHECK_OK(rig_buffer_submit_copy(c.src, c.dst, boxes, 2, NULL, 0, &p), "%s", c.name);
     for (int i = 0; i < 2; i++) boxes[i] = rig_row(0, 0, 4096);
-    require_ok(rig_point_wait(p), "rig_point_wait");
+    CHECK_OK(rig_point_wait(p));
     model_boxes(c.dst_bytes, c.src_bytes, original, 2);
     expect_buffer(c.dst, c.dst_bytes, "%s: boxes changed after the call", c.name);
     pair_close(&c);
@@ -585,13 +538,13 @@ static void expect_reached_host_point(rig_point_t p, const char *what) {
 Test(copies, host_addressed_copy_is_done_by_the_host) {
   enum { N = 3000, NPLACES = 3 };
   rig_buffer_t *bufs[NPLACES];
-  for (int k = 0; k < NPLACES; k++) bufs[k] = new_buffer(place(k), N);
+  for (int k = 0; k < NPLACES; k++) bufs[k] = create(place(k), N);
   uint8_t want[N];
   int tested = 0;
   for (int s = 0; s < NPLACES; s++)
     for (int d = 0; d < NPLACES; d++) {
       rig_buffer_t *src = bufs[s];
-      rig_buffer_t *dst = s == d ? new_buffer(place(d), N) : rig_buffer_ref(bufs[d]);
+      rig_buffer_t *dst = s == d ? create(place(d), N) : rig_buffer_ref(bufs[d]);
       if (rig_buffer_host(src) && rig_buffer_host(dst)) {
         char name[96];
         snprintf(name, sizeof name, "%s -> %s", rig_device_name(place(s)),
@@ -601,7 +554,7 @@ Test(copies, host_addressed_copy_is_done_by_the_host) {
         struct timelines before = read_timelines();
         rig_box_t row = rig_row(0, 0, N);
         rig_point_t p;
-        require_ok(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p), name);
+        CHECK_OK(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p), "%s", name);
         /* read the memory itself: the copy must be over already */
         expect_same(rig_buffer_host(dst), want, N, "%s: bytes on return", name);
         expect_reached_host_point(p, name);
@@ -615,7 +568,7 @@ Test(copies, host_addressed_copy_is_done_by_the_host) {
     if (!rig_buffer_host(bufs[k])) continue;
     struct timelines before = read_timelines();
     rig_point_t p;
-    require_ok(rig_buffer_submit_fill(bufs[k], 0x3D, NULL, 0, &p), "submit_fill");
+    CHECK_OK(rig_buffer_submit_fill(bufs[k], 0x3D, NULL, 0, &p));
     memset(want, 0x3D, N);
     expect_same(rig_buffer_host(bufs[k]), want, N, "%s: fill on return",
                 rig_device_name(place(k)));
@@ -640,13 +593,13 @@ Test(copies, device_copy_takes_next_timeline_value) {
       continue;
     }
     tested++;
-    rig_buffer_t *y = new_buffer(d, n);
+    rig_buffer_t *y = create(d, n);
     rig_buffer_t *h = new_patterned(rig_host(), n, 6, NULL);
     rig_box_t row = rig_row(0, 0, n);
     rig_point_t p;
 
     uint64_t before = rig_submitted(d);
-    require_ok(rig_buffer_submit_copy(x, y, &row, 1, NULL, 0, &p), "copy within the device");
+    CHECK_OK(rig_buffer_submit_copy(x, y, &row, 1, NULL, 0, &p), "copy within the device");
     cr_expect(rig_submitted(d) == before + 1, "%s: a direct copy moved submitted %llu -> %llu",
               rig_device_name(d), (unsigned long long)before,
               (unsigned long long)rig_submitted(d));
@@ -654,13 +607,13 @@ Test(copies, device_copy_takes_next_timeline_value) {
               "%s: the copy's point is not the device's next value", rig_device_name(d));
 
     before = rig_submitted(d);
-    require_ok(rig_buffer_submit_copy(h, y, &row, 1, NULL, 0, &p), "copy from the host");
+    CHECK_OK(rig_buffer_submit_copy(h, y, &row, 1, NULL, 0, &p), "copy from the host");
     cr_expect(rig_device_equal(rig_point_device(p), d) && rig_point_value(p) > before &&
                   rig_point_value(p) == rig_submitted(d),
               "%s: a staged copy's point is not the device's last value", rig_device_name(d));
 
     before = rig_submitted(d);
-    require_ok(rig_buffer_submit_fill(y, 0x44, NULL, 0, &p), "submit_fill");
+    CHECK_OK(rig_buffer_submit_fill(y, 0x44, NULL, 0, &p));
     cr_expect(rig_device_equal(rig_point_device(p), d) && rig_point_value(p) == before + 1,
               "%s: a fill's point is not the device's next value", rig_device_name(d));
     expect_all(y, 0x44, rig_device_name(d));
@@ -678,16 +631,16 @@ Test(copies, device_copy_takes_next_timeline_value) {
  * the copy is done). */
 Test(copies, host_source_may_change_after_submit) {
   const int64_t n = 1 << 20;
-  uint8_t *want = xmalloc(n);
+  uint8_t *want = allocate_bytes(n);
   for (int k = 0; k < place_count(); k++) {
     rig_device_t *d = place(k);
     rig_buffer_t *src = new_patterned(rig_host(), n, 7 + (unsigned)k, want);
-    rig_buffer_t *dst = new_buffer(d, n);
+    rig_buffer_t *dst = create(d, n);
     rig_box_t row = rig_row(0, 0, n);
     rig_point_t p;
-    require_ok(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p), rig_device_name(d));
+    CHECK_OK(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p), "%s", rig_device_name(d));
     memset(rig_buffer_host(src), 0xFF, (size_t)n);
-    require_ok(rig_point_wait(p), "rig_point_wait");
+    CHECK_OK(rig_point_wait(p));
     expect_buffer(dst, want, "%s: source changed after submit_copy", rig_device_name(d));
     rig_buffer_unref(src);
     rig_buffer_unref(dst);
@@ -699,17 +652,17 @@ Test(copies, host_source_may_change_after_submit) {
  * memory (not through a borrow) returns with the bytes in place. */
 Test(copies, copy_into_host_memory_returns_with_its_bytes) {
   const int64_t n = 1 << 20;
-  uint8_t *want = xmalloc(n);
+  uint8_t *want = allocate_bytes(n);
   for (int k = 0; k < place_count(); k++) {
     rig_device_t *d = place(k);
     rig_buffer_t *src = new_patterned(d, n, 8 + (unsigned)k, want);
-    rig_buffer_t *dst = new_buffer(rig_host(), n);
-    require_ok(rig_buffer_fill(dst, 0), "fill dst");
+    rig_buffer_t *dst = create(rig_host(), n);
+    CHECK_OK(rig_buffer_fill(dst, 0), "fill dst");
     rig_box_t row = rig_row(0, 0, n);
     rig_point_t p;
-    require_ok(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p), rig_device_name(d));
+    CHECK_OK(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p), "%s", rig_device_name(d));
     expect_same(rig_buffer_host(dst), want, n, "%s -> host: bytes on return", rig_device_name(d));
-    require_ok(rig_point_wait(p), "rig_point_wait");
+    CHECK_OK(rig_point_wait(p));
     rig_buffer_unref(src);
     rig_buffer_unref(dst);
   }
@@ -721,9 +674,9 @@ Test(copies, copy_into_host_memory_returns_with_its_bytes) {
 
 /* A point that is reached only once a fill on test device 1 is done. */
 static rig_point_t pending_fill(rig_buffer_t **keep) {
-  *keep = new_buffer(test_device(1), 1 << 16);
+  *keep = create(test_device(1), 1 << 16);
   rig_point_t p;
-  require_ok(rig_buffer_submit_fill(*keep, 0x42, NULL, 0, &p), "submit_fill for a wait");
+  CHECK_OK(rig_buffer_submit_fill(*keep, 0x42, NULL, 0, &p), "submit_fill for a wait");
   return p;
 }
 
@@ -743,8 +696,8 @@ Test(copies, copy_of_no_bytes_waits_and_returns_host_point) {
       rig_buffer_t *w;
       rig_point_t wait = pending_fill(&w);
       rig_point_t p;
-      require_ok(rig_buffer_submit_copy(c.src, c.dst, cases[i].boxes, cases[i].n, &wait, 1, &p),
-                 cases[i].why);
+      CHECK_OK(rig_buffer_submit_copy(c.src, c.dst, cases[i].boxes, cases[i].n, &wait, 1, &p), "%s",
+               cases[i].why);
       expect_reached_host_point(p, cases[i].why);
       cr_expect(point_reached(wait), "%s, %s: returned before its wait was reached", c.name,
                 cases[i].why);
@@ -765,28 +718,21 @@ Test(copies, copy_and_fill_follow_their_waits) {
     rig_point_t wait = pending_fill(&w);
     rig_box_t row = rig_row(10, 20, 300);
     rig_point_t p;
-    require_ok(rig_buffer_submit_copy(c.src, c.dst, &row, 1, &wait, 1, &p), c.name);
-    require_ok(rig_point_wait(p), "wait for the copy");
+    CHECK_OK(rig_buffer_submit_copy(c.src, c.dst, &row, 1, &wait, 1, &p), "%s", c.name);
+    CHECK_OK(rig_point_wait(p), "wait for the copy");
     cr_expect(point_reached(wait), "%s: copy reached before its wait", c.name);
     model_boxes(c.dst_bytes, c.src_bytes, &row, 1);
     expect_buffer(c.dst, c.dst_bytes, "%s: copy with waits", c.name);
     rig_buffer_unref(w);
 
     wait = pending_fill(&w);
-    require_ok(rig_buffer_submit_fill(c.dst, 0x27, &wait, 1, &p), c.name);
-    require_ok(rig_point_wait(p), "wait for the fill");
+    CHECK_OK(rig_buffer_submit_fill(c.dst, 0x27, &wait, 1, &p), "%s", c.name);
+    CHECK_OK(rig_point_wait(p), "wait for the fill");
     cr_expect(point_reached(wait), "%s: fill reached before its wait", c.name);
     expect_all(c.dst, 0x27, c.name);
     rig_buffer_unref(w);
     pair_close(&c);
   }
-}
-
-static void expect_lost(rig_status_t got, rig_device_t *d, const char *what) {
-  expect_status(got, RIG_ELOST, "%s", what);
-  if (got == RIG_ELOST)
-    cr_expect(rig_device_equal(rig_error_device(), d), "%s: rig_error_device is %s, want %s",
-              what, rig_device_name(rig_error_device()), rig_device_name(d));
 }
 
 /* LOSS-13, COPY-53: a point a lost device reached before its loss stays
@@ -795,34 +741,34 @@ static void expect_lost(rig_status_t got, rig_device_t *d, const char *what) {
  * lost device's memory answers (LMEM-06), as submit_copy does. */
 Test(copies, lost_device_points_and_memory) {
   rig_device_t *gone = NULL;
-  require_ok(rig_memory_device("MEM:47", &gone), "open MEM:47");
-  rig_buffer_t *lost_mem = new_buffer(gone, 16);
+  CHECK_OK(rig_memory_device("MEM:47", &gone), "open MEM:47");
+  rig_buffer_t *lost_mem = create(gone, 16);
   uint64_t last = rig_submitted(gone);
-  require_ok(rig_close(gone), "rig_close");
+  CHECK_OK(rig_close(gone));
   const rig_point_t reached = rig_point_make(gone, last);
   struct copy_pair c;
   pair_open(&c, 1, 64, 2, 64);
   rig_box_t row = rig_row(0, 0, 64);
   rig_point_t p;
 
-  require_ok(rig_buffer_submit_copy(c.src, c.dst, &row, 1, &reached, 1, &p),
-             "submit_copy waiting on a point reached before the loss");
-  require_ok(rig_point_wait(p), "rig_point_wait");
+  CHECK_OK(rig_buffer_submit_copy(c.src, c.dst, &row, 1, &reached, 1, &p),
+           "submit_copy waiting on a point reached before the loss");
+  CHECK_OK(rig_point_wait(p));
   expect_buffer(c.dst, c.src_bytes, "copy after a reached point of a lost device");
 
   rig_buffer_t *h = new_patterned(rig_host(), 16, 17, NULL);
   uint8_t s[16] = {0};
   rig_box_t row16 = rig_row(0, 0, 16);
-  expect_lost(rig_buffer_submit_copy(lost_mem, h, &row16, 1, NULL, 0, &p), gone,
-              "submit_copy from lost memory");
-  expect_lost(rig_buffer_copy(lost_mem, h), gone, "copy from lost memory");
-  expect_lost(rig_buffer_copy(h, lost_mem), gone, "copy into lost memory");
-  expect_lost(rig_buffer_blit_from_bytes(s, 16, 0, lost_mem, 0, 16), gone,
-              "blit_from_bytes into lost memory");
-  expect_lost(rig_buffer_blit_to_bytes(lost_mem, 0, s, 16, 0, 16), gone,
-              "blit_to_bytes from lost memory");
-  expect_lost(rig_buffer_submit_fill(lost_mem, 1, NULL, 0, &p), gone, "submit_fill of lost memory");
-  expect_lost(rig_buffer_fill(lost_mem, 1), gone, "fill of lost memory");
+  CHECK_LOST(gone, rig_buffer_submit_copy(lost_mem, h, &row16, 1, NULL, 0, &p),
+             "submit_copy from lost memory");
+  CHECK_LOST(gone, rig_buffer_copy(lost_mem, h), "copy from lost memory");
+  CHECK_LOST(gone, rig_buffer_copy(h, lost_mem), "copy into lost memory");
+  CHECK_LOST(gone, rig_buffer_blit_from_bytes(s, 16, 0, lost_mem, 0, 16),
+             "blit_from_bytes into lost memory");
+  CHECK_LOST(gone, rig_buffer_blit_to_bytes(lost_mem, 0, s, 16, 0, 16),
+             "blit_to_bytes from lost memory");
+  CHECK_LOST(gone, rig_buffer_submit_fill(lost_mem, 1, NULL, 0, &p), "submit_fill of lost memory");
+  CHECK_LOST(gone, rig_buffer_fill(lost_mem, 1), "fill of lost memory");
   rig_buffer_unref(h);
   rig_buffer_unref(lost_mem);
   pair_close(&c);
@@ -841,36 +787,37 @@ Test(copies, views_sharing_a_word_copy_sharing_a_byte_refused) {
     uint8_t want[16];
     rig_buffer_t *b = new_patterned(d, 16, 9, want);
 
-    rig_buffer_t *v01 = new_view(b, 0, 2), *v23 = new_view(b, 2, 2);
+    rig_buffer_t *v01 = view(b, 0, 2), *v23 = view(b, 2, 2);
     cr_expect(rig_buffer_overlaps(v01, v23) && !rig_buffer_share_byte(v01, v23),
               "%s: views [0,2) and [2,4) should share a word and no byte", name);
-    require_ok(rig_buffer_copy(v01, v23), "copy [0,2) -> [2,4)");
+    CHECK_OK(rig_buffer_copy(v01, v23), "copy [0,2) -> [2,4)");
     memcpy(want + 2, want + 0, 2);
 
-    rig_buffer_t *v68 = new_view(b, 6, 3), *v911 = new_view(b, 9, 3);
+    rig_buffer_t *v68 = view(b, 6, 3), *v911 = view(b, 9, 3);
     rig_box_t row = rig_row(0, 0, 3);
     rig_point_t p;
-    require_ok(rig_buffer_submit_copy(v911, v68, &row, 1, NULL, 0, &p), "copy [9,12) -> [6,9)");
-    require_ok(rig_point_wait(p), "rig_point_wait");
+    CHECK_OK(rig_buffer_submit_copy(v911, v68, &row, 1, NULL, 0, &p), "copy [9,12) -> [6,9)");
+    CHECK_OK(rig_point_wait(p));
     memmove(want + 6, want + 9, 3);
     expect_buffer(b, want, "%s: copies between views sharing a word", name);
 
-    rig_buffer_t *v03 = new_view(b, 0, 3), *v25 = new_view(b, 2, 3);
+    rig_buffer_t *v03 = view(b, 0, 3), *v25 = view(b, 2, 3);
     cr_expect(rig_buffer_share_byte(v03, v25), "%s: [0,3) and [2,5) share byte 2", name);
-    expect_einval(rig_buffer_copy(v03, v25), "%s: copy [0,3) -> [2,5)", name);
-    expect_einval(rig_buffer_copy(v25, v03), "%s: copy [2,5) -> [0,3)", name);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(v03, v25), "%s: copy [0,3) -> [2,5)", name);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(v25, v03), "%s: copy [2,5) -> [0,3)", name);
     rig_box_t first_byte = rig_row(0, 0, 1); /* the box misses the shared byte */
-    expect_einval(rig_buffer_submit_copy(v03, v25, &first_byte, 1, NULL, 0, &p),
-                  "%s: submit_copy between views sharing a byte", name);
-    expect_einval(rig_buffer_copy(b, b), "%s: copy of a buffer onto itself", name);
-    expect_einval(rig_buffer_submit_copy(b, v25, &row, 1, NULL, 0, &p),
-                  "%s: copy from a buffer into its view", name);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(v03, v25, &first_byte, 1, NULL, 0, &p),
+                "%s: submit_copy between views sharing a byte", name);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(b, b), "%s: copy of a buffer onto itself", name);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(b, v25, &row, 1, NULL, 0, &p),
+                "%s: copy from a buffer into its view", name);
     rig_buffer_t *borrow = NULL;
-    require_ok(rig_buffer_borrow(rig_host(), b, &borrow), "borrow on the host");
+    CHECK_OK(rig_buffer_borrow(rig_host(), b, &borrow), "borrow on the host");
     if (borrow) {
-      expect_einval(rig_buffer_copy(borrow, b), "%s: copy from a borrow into its buffer", name);
-      expect_einval(rig_buffer_submit_copy(b, borrow, &row, 1, NULL, 0, &p),
-                    "%s: copy from a buffer into its borrow", name);
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(borrow, b), "%s: copy from a borrow into its buffer",
+                  name);
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(b, borrow, &row, 1, NULL, 0, &p),
+                  "%s: copy from a buffer into its borrow", name);
       rig_buffer_unref(borrow);
     }
     expect_buffer(b, want, "%s: bytes after refused copies", name);
@@ -887,14 +834,14 @@ Test(copies, copy_lengths_must_match) {
   for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
     struct copy_pair c;
     pair_open(&c, 1, lengths[i][0], 2, lengths[i][1]);
-    expect_einval(rig_buffer_copy(c.src, c.dst), "copy of %lld bytes into %lld",
-                  (long long)lengths[i][0], (long long)lengths[i][1]);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(c.src, c.dst), "copy of %lld bytes into %lld",
+                (long long)lengths[i][0], (long long)lengths[i][1]);
     expect_buffer(c.src, c.src_bytes, "source after a refused copy");
     expect_buffer(c.dst, c.dst_bytes, "destination after a refused copy");
     pair_close(&c);
   }
-  rig_buffer_t *e0 = new_buffer(test_device(0), 0), *e1 = new_buffer(test_device(1), 0);
-  require_ok(rig_buffer_copy(e0, e1), "copy between empty buffers");
+  rig_buffer_t *e0 = create(test_device(0), 0), *e1 = create(test_device(1), 0);
+  CHECK_OK(rig_buffer_copy(e0, e1), "copy between empty buffers");
   rig_buffer_unref(e0);
   rig_buffer_unref(e1);
 }
@@ -907,19 +854,23 @@ Test(copies, null_arguments_refused) {
   rig_box_t row = rig_row(0, 0, 8);
   rig_point_t p;
   uint8_t s[8] = {0};
-  expect_einval(rig_buffer_submit_copy(NULL, c.dst, &row, 1, NULL, 0, &p), "submit_copy src NULL");
-  expect_einval(rig_buffer_submit_copy(c.src, NULL, &row, 1, NULL, 0, &p), "submit_copy dst NULL");
-  expect_einval(rig_buffer_submit_copy(c.src, c.dst, NULL, 1, NULL, 0, &p),
-                "submit_copy boxes NULL, nboxes 1");
-  expect_einval(rig_buffer_submit_copy(c.src, c.dst, &row, 1, NULL, 2, &p),
-                "submit_copy waits NULL, nwaits 2");
-  expect_einval(rig_buffer_copy(NULL, c.dst), "copy src NULL");
-  expect_einval(rig_buffer_copy(c.src, NULL), "copy dst NULL");
-  expect_einval(rig_buffer_submit_fill(NULL, 1, NULL, 0, &p), "submit_fill NULL");
-  expect_einval(rig_buffer_submit_fill(c.dst, 1, NULL, 1, &p), "submit_fill waits NULL, nwaits 1");
-  expect_einval(rig_buffer_fill(NULL, 1), "fill NULL");
-  expect_einval(rig_buffer_blit_from_bytes(s, 8, 0, NULL, 0, 8), "blit_from_bytes b NULL");
-  expect_einval(rig_buffer_blit_to_bytes(NULL, 0, s, 8, 0, 8), "blit_to_bytes b NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(NULL, c.dst, &row, 1, NULL, 0, &p),
+              "submit_copy src NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(c.src, NULL, &row, 1, NULL, 0, &p),
+              "submit_copy dst NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(c.src, c.dst, NULL, 1, NULL, 0, &p),
+              "submit_copy boxes NULL, nboxes 1");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(c.src, c.dst, &row, 1, NULL, 2, &p),
+              "submit_copy waits NULL, nwaits 2");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(NULL, c.dst), "copy src NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(c.src, NULL), "copy dst NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_fill(NULL, 1, NULL, 0, &p), "submit_fill NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_fill(c.dst, 1, NULL, 1, &p),
+              "submit_fill waits NULL, nwaits 1");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_fill(NULL, 1), "fill NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_blit_from_bytes(s, 8, 0, NULL, 0, 8),
+              "blit_from_bytes b NULL");
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_blit_to_bytes(NULL, 0, s, 8, 0, 8), "blit_to_bytes b NULL");
   expect_buffer(c.src, c.src_bytes, "source after refused calls");
   expect_buffer(c.dst, c.dst_bytes, "destination after refused calls");
   pair_close(&c);
@@ -932,14 +883,14 @@ Test(copies, null_arguments_refused) {
  * and fill (done on return) set every byte, on every device. */
 Test(copies, fill_sets_every_byte_on_every_device) {
   const int64_t n = 4099;
-  uint8_t *want = xmalloc(n);
+  uint8_t *want = allocate_bytes(n);
   for (int k = 0; k < place_count(); k++) {
     rig_device_t *d = place(k);
     rig_buffer_t *b = new_patterned(d, n, 11, NULL);
     rig_point_t p;
-    require_ok(rig_buffer_submit_fill(b, 0x81, NULL, 0, &p), rig_device_name(d));
+    CHECK_OK(rig_buffer_submit_fill(b, 0x81, NULL, 0, &p), "%s", rig_device_name(d));
     expect_all(b, 0x81, rig_device_name(d));
-    require_ok(rig_buffer_fill(b, 0x7E), rig_device_name(d));
+    CHECK_OK(rig_buffer_fill(b, 0x7E), "%s", rig_device_name(d));
     memset(want, 0x7E, (size_t)n);
     if (rig_buffer_host(b))
       expect_same(rig_buffer_host(b), want, n, "%s: fill on return", rig_device_name(d));
@@ -958,22 +909,22 @@ Test(copies, fill_of_views_keeps_neighbours) {
     const char *name = rig_device_name(d);
     uint8_t want[64];
     rig_buffer_t *b = new_patterned(d, 64, 12, want);
-    rig_buffer_t *v = new_view(b, 13, 21);   /* bytes 13 .. 33 */
-    rig_buffer_t *one = new_view(b, 34, 1);  /* byte 34, in v's last word */
-    rig_buffer_t *none = new_view(b, 40, 0);
-    require_ok(rig_buffer_fill(v, 0xC3), "fill view");
+    rig_buffer_t *v = view(b, 13, 21);   /* bytes 13 .. 33 */
+    rig_buffer_t *one = view(b, 34, 1);  /* byte 34, in v's last word */
+    rig_buffer_t *none = view(b, 40, 0);
+    CHECK_OK(rig_buffer_fill(v, 0xC3), "fill view");
     rig_point_t p;
-    require_ok(rig_buffer_submit_fill(one, 0x3C, NULL, 0, &p), "submit_fill one-byte view");
-    require_ok(rig_buffer_fill(none, 0x99), "fill empty view");
+    CHECK_OK(rig_buffer_submit_fill(one, 0x3C, NULL, 0, &p), "submit_fill one-byte view");
+    CHECK_OK(rig_buffer_fill(none, 0x99), "fill empty view");
     memset(want + 13, 0xC3, 21);
     want[34] = 0x3C;
     expect_buffer(b, want, "%s: fills of views", name);
     expect_all(v, 0xC3, name);
 
-    rig_buffer_t *empty = new_buffer(d, 0);
-    require_ok(rig_buffer_fill(empty, 0x55), "fill empty buffer");
-    require_ok(rig_buffer_submit_fill(empty, 0x55, NULL, 0, &p), "submit_fill empty buffer");
-    require_ok(rig_point_wait(p), "wait for the empty fill");
+    rig_buffer_t *empty = create(d, 0);
+    CHECK_OK(rig_buffer_fill(empty, 0x55), "fill empty buffer");
+    CHECK_OK(rig_buffer_submit_fill(empty, 0x55, NULL, 0, &p), "submit_fill empty buffer");
+    CHECK_OK(rig_point_wait(p), "wait for the empty fill");
     rig_buffer_t *all[] = {b, v, one, none, empty};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) rig_buffer_unref(all[i]);
   }
@@ -991,18 +942,18 @@ Test(copies, blits_copy_the_ranges_they_name) {
     uint8_t want[40], s[32], out[32], expect_out[32];
     rig_buffer_t *b = new_patterned(d, 40, 13, want);
     make_pattern(s, 32, 14);
-    require_ok(rig_buffer_blit_from_bytes(s, 32, 5, b, 7, 11), "blit_from_bytes");
+    CHECK_OK(rig_buffer_blit_from_bytes(s, 32, 5, b, 7, 11));
     memcpy(want + 7, s + 5, 11);
-    require_ok(rig_buffer_blit_from_bytes(s, 32, 0, b, 8, 32), "blit_from_bytes to the end");
+    CHECK_OK(rig_buffer_blit_from_bytes(s, 32, 0, b, 8, 32), "blit_from_bytes to the end");
     memcpy(want + 8, s, 32);
-    require_ok(rig_buffer_blit_from_bytes(s, 32, 32, b, 40, 0), "empty blit_from_bytes at ends");
+    CHECK_OK(rig_buffer_blit_from_bytes(s, 32, 32, b, 40, 0), "empty blit_from_bytes at ends");
     expect_buffer(b, want, "%s: blit_from_bytes", name);
 
     memset(out, 0xEE, sizeof out);
     memcpy(expect_out, out, sizeof out);
-    require_ok(rig_buffer_blit_to_bytes(b, 3, out, 32, 9, 13), "blit_to_bytes");
+    CHECK_OK(rig_buffer_blit_to_bytes(b, 3, out, 32, 9, 13));
     memcpy(expect_out + 9, want + 3, 13);
-    require_ok(rig_buffer_blit_to_bytes(b, 40, out, 32, 32, 0), "empty blit_to_bytes at ends");
+    CHECK_OK(rig_buffer_blit_to_bytes(b, 40, out, 32, 32, 0), "empty blit_to_bytes at ends");
     expect_same(out, expect_out, 32, "%s: blit_to_bytes", name);
     rig_buffer_unref(b);
   }
@@ -1041,15 +992,15 @@ Test(copies, blits_refuse_invalid_ranges) {
     for (size_t i = 0; i < sizeof bad_ranges / sizeof bad_ranges[0]; i++) {
       const int64_t s_len = bad_ranges[i].s_len, s_first = bad_ranges[i].s_first,
                     b_first = bad_ranges[i].b_first, n = bad_ranges[i].n;
-      expect_einval(rig_buffer_blit_from_bytes(s, s_len, s_first, b, b_first, n),
-                    "%s: blit_from_bytes, %s", name, bad_ranges[i].why);
-      expect_einval(rig_buffer_blit_to_bytes(b, b_first, s, s_len, s_first, n),
-                    "%s: blit_to_bytes, %s", name, bad_ranges[i].why);
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_blit_from_bytes(s, s_len, s_first, b, b_first, n),
+                  "%s: blit_from_bytes, %s", name, bad_ranges[i].why);
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_blit_to_bytes(b, b_first, s, s_len, s_first, n),
+                  "%s: blit_to_bytes, %s", name, bad_ranges[i].why);
     }
-    expect_einval(rig_buffer_blit_from_bytes(NULL, 32, 0, b, 0, 4), "%s: blit_from_bytes s NULL",
-                  name);
-    expect_einval(rig_buffer_blit_to_bytes(b, 0, NULL, 32, 0, 4), "%s: blit_to_bytes s NULL",
-                  name);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_blit_from_bytes(NULL, 32, 0, b, 0, 4),
+                "%s: blit_from_bytes s NULL", name);
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_blit_to_bytes(b, 0, NULL, 32, 0, 4),
+                "%s: blit_to_bytes s NULL", name);
     expect_buffer(b, want, "%s: buffer after refused blits", name);
     expect_same(s, s_was, 32, "%s: bytes after refused blits", name);
     rig_buffer_unref(b);

@@ -55,89 +55,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "devices.h"
+#include "helpers.h"
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                  */
 
-/* Asserts that a call answered want and, for a failure, left a message. */
-static void expect_status(rig_status_t got, rig_status_t want, const char *what) {
-  cr_assert_eq(got, want, "%s: got %s, want %s (%s)", what, rig_status_name(got),
-               rig_status_name(want), rig_last_error());
-  if (want != RIG_OK)
-    cr_assert(rig_last_error()[0] != '\0', "%s: %s with an empty message", what,
-              rig_status_name(got));
-}
-
-/* Asserts that a call answered RIG_ELOST for d, its message reading
- * "NAME lost: why" (ERR-33). */
-static void expect_lost(rig_status_t got, rig_device_t *d, const char *why,
-                        const char *what) {
-  expect_status(got, RIG_ELOST, what);
-  char message[512], want[256];
-  snprintf(message, sizeof message, "%s", rig_last_error());
-  snprintf(want, sizeof want, "%s lost: %s", rig_device_name(d), why);
-  cr_assert(rig_error_device() == d, "%s: rig_error_device is not %s", what,
-            rig_device_name(d));
-  cr_assert(strstr(message, want) != NULL, "%s: message \"%s\" lacks \"%s\"", what,
-            message, want);
-}
-
-static rig_device_t *open_named(const char *name) {
-  rig_device_t *d = NULL;
-  rig_status_t s = rig_open(name, NULL, &d);
-  expect_status(s, RIG_OK, name);
-  cr_assert(d != NULL, "open %s gave no device", name);
-  return d;
-}
-
-/* Opens, under a name no other test of this file uses, a device to close:
- * number 40 + k of test device 0's driver ("SIM:41"), so that the rules are
- * asserted on the suite's kind of device, or the memory device "MEM:<40+k>"
- * where that driver opens no such name.  Closing it leaves the suite's
- * devices open.  name receives the name. */
-static rig_device_t *open_closable(int k, char name[32]) {
-  const char *model = test_device_name(0);
-  size_t prefix = strcspn(model, ":");
-  rig_device_t *d = NULL;
-  if (model[prefix] == ':' && prefix < 16) {
-    snprintf(name, 32, "%.*s:%d", (int)prefix, model, 40 + k);
-    if (rig_open(name, NULL, &d) == RIG_OK && d != NULL) return d;
-  }
-  snprintf(name, 32, "MEM:%d", 40 + k);
-  return open_named(name);
-}
+/* Devices this file closes are numbers 41.. of test device 0's driver
+ * (open_closable), so that the rules are asserted on the suite's kind of
+ * device, and closing them leaves the suite's devices open. */
 
 static bool is_memory_device_name(const char *name) {
   return strncmp(name, "MEM:", 4) == 0 && strchr(name, '@') == NULL;
 }
 
-static rig_buffer_t *create(rig_device_t *d, int64_t n, rig_memory_t kind) {
-  rig_buffer_t *b = NULL;
-  expect_status(rig_buffer_create(d, n, kind, &b), RIG_OK, "rig_buffer_create");
-  cr_assert(b != NULL);
-  return b;
-}
-
 /* Fills b with c and waits for the fill; returns its point. */
 static rig_point_t fill_and_wait(rig_buffer_t *b, uint8_t c) {
-  rig_point_t p;
-  expect_status(rig_buffer_submit_fill(b, c, NULL, 0, &p), RIG_OK, "submit_fill");
-  expect_status(rig_point_wait(p), RIG_OK, "rig_point_wait of a fill");
+  rig_point_t p = submit_fill(b, c);
+  CHECK_OK(rig_point_wait(p), "rig_point_wait of a fill");
   return p;
 }
 
 static bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
-
-static int64_t whole_words(int64_t n) {
-  return (n + RIG_WORD_BYTES - 1) / RIG_WORD_BYTES * RIG_WORD_BYTES;
-}
-
-/* True where a and b are seen to hold one slot: their points of one value
- * are the same bits, so no call could tell them apart by slot. */
-static bool same_slot(const rig_device_t *a, const rig_device_t *b) {
-  return rig_point_make(a, 0).bits == rig_point_make(b, 0).bits;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Devices and opening                                                      */
@@ -162,7 +102,7 @@ Test(devices, one_open_device_per_name) { /* DEV-01, DEV-26, DEV-33, PROP-07 */
   }
   rig_device_t *m = open_named("MEM:20");
   rig_device_t *same = NULL;
-  expect_status(rig_memory_device("MEM:20", &same), RIG_OK, "rig_memory_device");
+  CHECK_OK(rig_memory_device("MEM:20", &same));
   cr_assert(same == m, "rig_memory_device answers the device rig_open opened");
   rig_device_t *other = open_named("MEM:21");
   cr_assert(other != m && !rig_device_equal(m, other), "two names, two devices");
@@ -173,7 +113,7 @@ Test(devices, open_with_config_of_an_open_name_does_not_ask_the_driver) { /* DEV
   rig_device_t *m = open_named("MEM:22");
   rig_open_options_t opts = {.size = sizeof opts, .config = "budget=4096"};
   rig_device_t *again = NULL;
-  expect_status(rig_open("MEM:22", &opts, &again), RIG_OK, "reopen with config");
+  CHECK_OK(rig_open("MEM:22", &opts, &again), "reopen with config");
   cr_assert(again == m);
   cr_assert_eq(rig_budget(m), INT64_MAX,
                "the driver is not asked again, so its budget stays the default");
@@ -181,16 +121,16 @@ Test(devices, open_with_config_of_an_open_name_does_not_ask_the_driver) { /* DEV
 
 Test(devices, open_misuse_and_refusal) { /* DEV-04, DEV-39 */
   rig_device_t *d = NULL;
-  expect_status(rig_open(NULL, NULL, &d), RIG_EINVAL, "rig_open(NULL)");
-  expect_status(rig_open("NOSUCHDRIVER:0", NULL, &d), RIG_EINVAL,
-                "rig_open of an unknown driver prefix");
-  expect_status(rig_open("nosuchdriver", NULL, &d), RIG_EINVAL,
-                "rig_open of a name that names no driver");
-  expect_status(rig_memory_device(NULL, &d), RIG_EINVAL, "rig_memory_device(NULL)");
+  CHECK_FAILS(RIG_EINVAL, rig_open(NULL, NULL, &d));
+  CHECK_FAILS(RIG_EINVAL, rig_open("NOSUCHDRIVER:0", NULL, &d),
+              "rig_open of an unknown driver prefix");
+  CHECK_FAILS(RIG_EINVAL, rig_open("nosuchdriver", NULL, &d),
+              "rig_open of a name that names no driver");
+  CHECK_FAILS(RIG_EINVAL, rig_memory_device(NULL, &d));
   /* The memory driver refuses a budget that is no byte count: the open is
    * RIG_EOPEN with the driver's reason, and leaves the name unopened. */
   rig_open_options_t bad = {.size = sizeof bad, .config = "budget=lots"};
-  expect_status(rig_open("MEM:34", &bad, &d), RIG_EOPEN, "open with a bad budget");
+  CHECK_FAILS(RIG_EOPEN, rig_open("MEM:34", &bad, &d), "open with a bad budget");
   cr_assert(strstr(rig_last_error(), "MEM:34") != NULL, "reason: %s", rig_last_error());
   rig_device_t *m = open_named("MEM:34");
   cr_assert_eq(rig_budget(m), INT64_MAX, "the refused open left no device");
@@ -212,12 +152,12 @@ static void note_probed(const char *name, const char *why, void *context) {
 
 Test(devices, probe_lists_host_and_memory_devices) { /* rig_probe */
   struct probed seen = {0};
-  expect_status(rig_probe(note_probed, &seen), RIG_OK, "rig_probe");
+  CHECK_OK(rig_probe(note_probed, &seen));
   cr_assert_geq(seen.calls, 3, "probe calls f once per name");
   cr_assert_eq(seen.cpu, 1, "probe lists \"CPU\" once, openable");
   cr_assert_eq(seen.mem0, 1, "probe lists \"MEM:0\" once, openable");
   cr_assert_eq(seen.mem1, 1, "probe lists \"MEM:1\" once, openable");
-  expect_status(rig_probe(NULL, NULL), RIG_EINVAL, "rig_probe(NULL)");
+  CHECK_FAILS(RIG_EINVAL, rig_probe(NULL, NULL));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -225,14 +165,13 @@ Test(devices, probe_lists_host_and_memory_devices) { /* rig_probe */
 
 Test(devices, close_of_host_or_null_is_invalid) { /* DEV-53 */
   rig_device_t *host = rig_host();
-  expect_status(rig_close(host), RIG_EINVAL, "rig_close(host)");
-  expect_status(rig_close(NULL), RIG_EINVAL, "rig_close(NULL)");
+  CHECK_FAILS(RIG_EINVAL, rig_close(host));
+  CHECK_FAILS(RIG_EINVAL, rig_close(NULL));
   cr_assert_null(rig_lost(host), "the host stays live");
-  rig_buffer_t *b = create(host, 64, RIG_MEMORY_DEVICE);
+  rig_buffer_t *b = create(host, 64);
   fill_and_wait(b, 7);
   uint8_t bytes[64];
-  expect_status(rig_buffer_blit_to_bytes(b, 0, bytes, 64, 0, 64), RIG_OK,
-                "host memory after a refused close");
+  CHECK_OK(rig_buffer_blit_to_bytes(b, 0, bytes, 64, 0, 64), "host memory after a refused close");
   cr_assert_eq(bytes[63], 7);
   rig_buffer_unref(b);
 }
@@ -240,18 +179,18 @@ Test(devices, close_of_host_or_null_is_invalid) { /* DEV-53 */
 Test(devices, close_waits_for_work_then_loses_the_device) {
   /* DEV-40, DEV-41, DEV-42, DEV-43, DEV-46, LOSS-05, ERR-29, ERR-33, ERR-34 */
   char name[32];
-  rig_device_t *d = open_closable(1, name);
+  rig_device_t *d = open_closable(41, name);
   rig_device_t *shared = open_named(name);
   cr_assert(shared == d);
   cr_assert_null(rig_lost(d), "a live device has no reason");
-  rig_buffer_t *b = create(d, 1 << 20, RIG_MEMORY_DEVICE);
+  rig_buffer_t *b = create(d, 1 << 20);
   rig_point_t p;
-  expect_status(rig_buffer_submit_fill(b, 0x5a, NULL, 0, &p), RIG_OK, "submit_fill");
+  CHECK_OK(rig_buffer_submit_fill(b, 0x5a, NULL, 0, &p));
 
-  expect_status(rig_close(d), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(d));
   /* DEV-40: the fill submitted before the close is done. */
   bool reached = false;
-  expect_status(rig_point_reached(p, &reached), RIG_OK, "reached after close");
+  CHECK_OK(rig_point_reached(p, &reached), "reached after close");
   cr_assert(reached, "close waited for the work submitted before it");
   /* DEV-41, ERR-29, ERR-34; DEV-46: the other opener's handle is the same. */
   cr_assert(rig_lost(d) != NULL && strcmp(rig_lost(d), "closed") == 0,
@@ -259,13 +198,10 @@ Test(devices, close_waits_for_work_then_loses_the_device) {
   cr_assert_str_eq(rig_lost(shared), "closed");
   /* DEV-43, ERR-33: every use answers RIG_ELOST "NAME lost: closed". */
   rig_buffer_t *nb = NULL;
-  expect_lost(rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &nb), d, "closed",
-              "create on a closed device");
+  CHECK_LOST(d, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &nb), "create on a closed device");
   cr_assert_null(nb);
-  expect_lost(rig_buffer_submit_fill(b, 1, NULL, 0, &p), d, "closed",
-              "fill of a closed device's memory");
-  expect_lost(rig_buffer_wait(b, RIG_ACCESS_READ_WRITE), d, "closed",
-              "wait on a closed device's memory");
+  CHECK_LOST(d, rig_buffer_submit_fill(b, 1, NULL, 0, &p), "fill of a closed device's memory");
+  CHECK_LOST(d, rig_buffer_wait(b, RIG_ACCESS_READ_WRITE), "wait on a closed device's memory");
   /* DEV-42: the stop returned, so the name opens again at once. */
   rig_device_t *next = open_named(name);
   cr_assert(next != d);
@@ -274,28 +210,28 @@ Test(devices, close_waits_for_work_then_loses_the_device) {
 
 Test(devices, close_of_a_closed_device_keeps_its_reason) { /* DEV-49, LOSS-08 */
   char name[32];
-  rig_device_t *d = open_closable(2, name);
-  expect_status(rig_close(d), RIG_OK, "first close");
-  expect_status(rig_close(d), RIG_OK, "close of a closed device");
+  rig_device_t *d = open_closable(42, name);
+  CHECK_OK(rig_close(d), "first close");
+  CHECK_OK(rig_close(d), "close of a closed device");
   cr_assert(rig_lost(d) && strcmp(rig_lost(d), "closed") == 0);
   rig_buffer_t *b = NULL;
-  expect_lost(rig_buffer_create(d, 4, RIG_MEMORY_DEVICE, &b), d, "closed",
-              "create after two closes");
+  CHECK_LOST(d, rig_buffer_create(d, 4, RIG_MEMORY_DEVICE, &b), "create after two closes");
 }
 
 Test(devices, closed_memory_device_returns_its_memory) { /* DEV-44, DEV-43 */
   rig_device_t *d = open_named("MEM:43");
   int64_t before = rig_allocated(d);
-  rig_buffer_t *b = create(d, 4096, RIG_MEMORY_DEVICE);
+  rig_buffer_t *b = create(d, 4096);
   cr_assert_eq(rig_allocated(d), before + 4096);
-  expect_status(rig_close(d), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(d));
   uint8_t bytes[16];
-  expect_lost(rig_buffer_blit_to_bytes(b, 0, bytes, 16, 0, 16), d, "closed",
-              "blit from a closed device's buffer");
+  CHECK_LOST(d, rig_buffer_blit_to_bytes(b, 0, bytes, 16, 0, 16),
+             "blit from a closed device's buffer");
+  assert_lost_with(d, "closed");
   rig_buffer_unref(b);
   /* A closed memory device has stopped: its collected memory returns at the
    * next call that moves it, such as its free_cache (RECL-52). */
-  expect_status(rig_free_cache(d), RIG_OK, "free_cache of a closed device");
+  CHECK_OK(rig_free_cache(d), "free_cache of a closed device");
   cr_assert_eq(rig_allocated(d), before, "the buffer's memory returned, %" PRId64
                " bytes still held", rig_allocated(d));
 }
@@ -305,11 +241,11 @@ Test(devices, close_after_fail_keeps_the_fail_reason) {
    * relies on Criterion running each test in a process of its own. */
   rig_device_t *closed = open_named("MEM:35");
   rig_device_t *d = open_named("MEM:36");
-  expect_status(rig_close(closed), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(closed));
   cr_assert_null(rig_failure(), "a close is never the process's failure");
 
   const char *why = "conformance: failed on purpose";
-  expect_status(rig_fail(why), RIG_OK, "rig_fail");
+  CHECK_OK(rig_fail(why));
   cr_assert(rig_failure() && strcmp(rig_failure(), why) == 0);
   cr_assert(rig_lost(d) && strcmp(rig_lost(d), why) == 0, "fail lost MEM:36");
   cr_assert_str_eq(rig_lost(closed), "closed", "a lost device keeps its reason");
@@ -320,15 +256,14 @@ Test(devices, close_after_fail_keeps_the_fail_reason) {
   const char *names[] = {"MEM:37", "MEM:36"};
   for (int i = 0; i < 2; i++) {
     rig_device_t *none = NULL;
-    expect_status(rig_open(names[i], NULL, &none), RIG_EOPEN, names[i]);
+    CHECK_FAILS(RIG_EOPEN, rig_open(names[i], NULL, &none), "%s", names[i]);
     cr_assert(strstr(rig_last_error(), why) != NULL, "open after fail: %s", rig_last_error());
   }
   /* The close of a lost device runs its owed stop and keeps its reason. */
-  expect_status(rig_close(d), RIG_OK, "close of a device fail lost");
+  CHECK_OK(rig_close(d), "close of a device fail lost");
   cr_assert_str_eq(rig_lost(d), why);
   rig_buffer_t *b = NULL;
-  expect_lost(rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b), d, why,
-              "create on a device fail lost");
+  CHECK_LOST(d, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b), "create on a device fail lost");
 }
 
 struct submitter {
@@ -361,14 +296,14 @@ static void *submit_until_refused(void *arg) {
 
 Test(devices, work_submitted_during_close) { /* DEV-45, DEV-43 */
   char name[32];
-  rig_device_t *d = open_closable(3, name);
-  struct submitter s = {.buffer = create(d, 4096, RIG_MEMORY_DEVICE), .last = RIG_OK};
+  rig_device_t *d = open_closable(43, name);
+  struct submitter s = {.buffer = create(d, 4096), .last = RIG_OK};
   pthread_t thread;
   cr_assert_eq(pthread_create(&thread, NULL, submit_until_refused, &s), 0);
   while (atomic_load(&s.fills) < 16) sched_yield();
   rig_status_t closed = rig_close(d);
   pthread_join(thread, NULL);
-  expect_status(closed, RIG_OK, "rig_close during submits");
+  CHECK_OK(closed, "rig_close during submits");
   cr_assert_eq(s.last, RIG_ELOST, "a fill after the close answers RIG_ELOST, got %s",
                rig_status_name(s.last));
   cr_assert(s.error_device == d);
@@ -386,13 +321,13 @@ Test(devices, work_submitted_during_close) { /* DEV-45, DEV-43 */
 Test(devices, reopen_makes_a_new_device_whose_timeline_continues) {
   /* DEV-16, LOSS-09, LOSS-10, PROP-03, PROP-04, PROP-08, TL-15, TL-16 */
   char name[32];
-  rig_device_t *old = open_closable(4, name);
-  rig_buffer_t *b = create(old, 4096, RIG_MEMORY_DEVICE);
+  rig_device_t *old = open_closable(44, name);
+  rig_buffer_t *b = create(old, 4096);
   fill_and_wait(b, 1); /* moves old's timeline where old runs its fills */
   rig_buffer_unref(b);
   uint64_t old_last = rig_submitted(old);
   rig_point_t old_point = rig_point_make(old, old_last);
-  expect_status(rig_close(old), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(old));
 
   rig_device_t *fresh = open_named(name);
   cr_assert(fresh != old && !rig_device_equal(fresh, old), "a reopened name is another device");
@@ -404,8 +339,8 @@ Test(devices, reopen_makes_a_new_device_whose_timeline_continues) {
 
   /* The old device's points answer for good, also if its slot was reused. */
   bool reached = false;
-  expect_status(rig_point_wait(old_point), RIG_OK, "wait on the closed device's point");
-  expect_status(rig_point_reached(old_point, &reached), RIG_OK, "reached");
+  CHECK_OK(rig_point_wait(old_point), "wait on the closed device's point");
+  CHECK_OK(rig_point_reached(old_point, &reached));
   cr_assert(reached);
   /* A point of a value old was given names old until a later device takes
    * old's slot, and never names that later device. */
@@ -419,7 +354,7 @@ Test(devices, reopen_makes_a_new_device_whose_timeline_continues) {
    * last value (the next test makes a device take it). */
   if (same_slot(fresh, old)) {
     cr_assert_eq(rig_submitted(fresh), old_last, "TL-15: the slot's timeline continues");
-    rig_buffer_t *nb = create(fresh, 4096, RIG_MEMORY_DEVICE);
+    rig_buffer_t *nb = create(fresh, 4096);
     rig_point_t p = fill_and_wait(nb, 2);
     if (rig_point_device(p) == fresh)
       cr_assert_gt(rig_point_value(p), old_last, "DEV-16: values go on past old's");
@@ -432,13 +367,13 @@ Test(devices, open_and_close_more_times_than_slots, .timeout = 60) {
   /* A device whose timeline moved where its driver runs its fills, closed
    * so that its slot is free for a later device. */
   char name[32];
-  rig_device_t *old = open_closable(6, name);
-  rig_buffer_t *b = create(old, 4096, RIG_MEMORY_DEVICE);
+  rig_device_t *old = open_closable(46, name);
+  rig_buffer_t *b = create(old, 4096);
   fill_and_wait(b, 1);
   rig_buffer_unref(b);
   uint64_t old_last = rig_submitted(old);
   rig_point_t old_point = rig_point_make(old, old_last);
-  expect_status(rig_close(old), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(old));
 
   /* Each close stops a memory device that holds no memory, so its slot
    * frees: 70,000 opens exceed the 65,535 slots, and some later device
@@ -465,9 +400,9 @@ Test(devices, open_and_close_more_times_than_slots, .timeout = 60) {
   rig_device_t *named = rig_point_device(old_point);
   if (old_last > 0)
     cr_assert(named == old || named == NULL, "old's point names %s", rig_device_name(named));
-  expect_status(rig_point_wait(old_point), RIG_OK, "wait on old's point");
+  CHECK_OK(rig_point_wait(old_point), "wait on old's point");
   bool reached = false;
-  expect_status(rig_point_reached(old_point, &reached), RIG_OK, "reached");
+  CHECK_OK(rig_point_reached(old_point, &reached));
   cr_assert(reached);
 }
 
@@ -620,10 +555,9 @@ static void assert_buffers_start_on_alignment(rig_device_t *d, bool host_address
   for (size_t k = 0; k < 3; k++) {
     if (kinds[k] == RIG_MEMORY_PINNED && host_addressed) continue;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-      rig_buffer_t *b = create(d, sizes[i], kinds[k]);
+      rig_buffer_t *b = create_kind(d, sizes[i], kinds[k]);
       bool aligned = false;
-      expect_status(rig_buffer_aligned(b, 0, alignment, &aligned), RIG_OK,
-                    "rig_buffer_aligned");
+      CHECK_OK(rig_buffer_aligned(b, 0, alignment, &aligned));
       cr_assert(aligned, "%s: a %" PRId64 "-byte buffer of kind %d starts on %" PRId64,
                 rig_device_name(d), sizes[i], (int)kinds[k], alignment);
       uintptr_t at = (uintptr_t)rig_buffer_host(b);
@@ -646,18 +580,18 @@ Test(devices, buffers_start_on_the_device_alignment) { /* PROP-23, PROP-24, PROP
 Test(devices, host_computes_on_memory_device_memory) { /* DEV-03, DEV-34, DEV-36, PROP-22 */
   rig_device_t *devices[] = {rig_host(), open_named("MEM:25")};
   for (int k = 0; k < 2; k++) {
-    rig_buffer_t *b = create(devices[k], 256, RIG_MEMORY_DEVICE);
+    rig_buffer_t *b = create(devices[k], 256);
     uint8_t *bytes = rig_buffer_host(b);
     cr_assert_not_null(bytes, "%s: the host addresses its memory",
                        rig_device_name(devices[k]));
     rig_point_t p;
-    expect_status(rig_buffer_submit_fill(b, 0x33, NULL, 0, &p), RIG_OK, "submit_fill");
+    CHECK_OK(rig_buffer_submit_fill(b, 0x33, NULL, 0, &p));
     bool reached = false;
-    expect_status(rig_point_reached(p, &reached), RIG_OK, "reached");
+    CHECK_OK(rig_point_reached(p, &reached));
     cr_assert(reached, "the host ran the fill before submit returned");
     for (int i = 0; i < 256; i++) bytes[i] = (uint8_t)(bytes[i] + i);
     uint8_t out[256];
-    expect_status(rig_buffer_blit_to_bytes(b, 0, out, 256, 0, 256), RIG_OK, "blit_to_bytes");
+    CHECK_OK(rig_buffer_blit_to_bytes(b, 0, out, 256, 0, 256));
     for (int i = 0; i < 256; i++) cr_assert_eq(out[i], (uint8_t)(0x33 + i));
     rig_buffer_unref(b);
   }
@@ -666,13 +600,13 @@ Test(devices, host_computes_on_memory_device_memory) { /* DEV-03, DEV-34, DEV-36
 Test(devices, properties_keep_their_values_once_closed) {
   /* PROP-01, PROP-02, LOSS-10, TL-16, TL-19, TL-20 */
   char name[32];
-  rig_device_t *d = open_closable(5, name);
-  rig_buffer_t *b = create(d, 4096, RIG_MEMORY_DEVICE);
+  rig_device_t *d = open_closable(45, name);
+  rig_buffer_t *b = create(d, 4096);
   fill_and_wait(b, 9);
   rig_buffer_unref(b);
   struct properties before = properties_of(d);
   uint64_t submitted = rig_submitted(d);
-  expect_status(rig_close(d), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(d));
   struct properties after = properties_of(d);
   cr_assert(same_string(before.name, after.name));
   cr_assert(same_string(before.arch, after.arch));
@@ -687,7 +621,7 @@ Test(devices, properties_keep_their_values_once_closed) {
    * submitted. */
   cr_assert_eq(rig_submitted(d), submitted);
   uint64_t signaled = 0;
-  expect_status(rig_signaled(d, &signaled), RIG_OK, "signaled of a closed device");
+  CHECK_OK(rig_signaled(d, &signaled), "signaled of a closed device");
   cr_assert_eq(signaled, submitted);
   cr_assert_str_eq(rig_lost(d), "closed");
 }
@@ -710,7 +644,7 @@ Test(devices, null_device_properties) { /* rig.h: NULL d answers NULL/0/false */
 /* A buffer of other's own memory that a borrow can map from any device that
  * reaches it: 256 KiB, so a host buffer starts on a page (MACH-17). */
 static rig_buffer_t *own_memory(rig_device_t *other) {
-  return create(other, 256 * 1024, RIG_MEMORY_DEVICE);
+  return create(other, 256 * 1024);
 }
 
 /* MACH-07: d reaches other iff a borrow on d maps other's own memory. */
@@ -718,7 +652,7 @@ static void assert_reaches_matches_borrow(rig_device_t *d, rig_device_t *other) 
   bool reaches = rig_reaches(d, other);
   rig_buffer_t *b = own_memory(other);
   rig_buffer_t *borrow = NULL;
-  expect_status(rig_buffer_borrow(d, b, &borrow), RIG_OK, "rig_buffer_borrow");
+  CHECK_OK(rig_buffer_borrow(d, b, &borrow));
   cr_assert_eq(borrow != NULL, reaches, "%s %s %s, but its borrow %s",
                rig_device_name(d), reaches ? "reaches" : "does not reach",
                rig_device_name(other), borrow ? "maps it" : "is NULL");
@@ -764,15 +698,14 @@ Test(devices, memory_devices_map_host_memory_off_a_page) { /* MACH-18 */
   rig_device_t *m = open_named("MEM:29");
   /* A small host buffer, which starts on 128 bytes rather than a page, and
    * caller memory that starts off any alignment. */
-  rig_buffer_t *small = create(rig_host(), 300, RIG_MEMORY_DEVICE);
+  rig_buffer_t *small = create(rig_host(), 300);
   static uint8_t caller_bytes[1000];
   rig_buffer_t *caller = NULL;
-  expect_status(rig_buffer_of_memory(caller_bytes + 3, 500, NULL, NULL, &caller), RIG_OK,
-                "rig_buffer_of_memory");
+  CHECK_OK(rig_buffer_of_memory(caller_bytes + 3, 500, NULL, NULL, &caller));
   rig_buffer_t *sources[] = {small, caller};
   for (int i = 0; i < 2; i++) {
     rig_buffer_t *borrow = NULL;
-    expect_status(rig_buffer_borrow(m, sources[i], &borrow), RIG_OK, "borrow on MEM:29");
+    CHECK_OK(rig_buffer_borrow(m, sources[i], &borrow), "borrow on MEM:29");
     cr_assert_not_null(borrow, "a memory device maps host memory that starts off a page");
     cr_assert(rig_buffer_device(borrow) == m);
     cr_assert_eq(rig_buffer_host(borrow), rig_buffer_host(sources[i]),
@@ -791,7 +724,7 @@ Test(devices, initial_budgets) { /* RECL-43, RECL-44 */
                "a memory device's default budget");
   rig_open_options_t opts = {.size = sizeof opts, .config = "budget=1048576"};
   rig_device_t *m = NULL;
-  expect_status(rig_open("MEM:31", &opts, &m), RIG_OK, "open with a budget");
+  CHECK_OK(rig_open("MEM:31", &opts, &m), "open with a budget");
   cr_assert_eq(rig_budget(m), 1048576, "the driver's budget");
   cr_assert_eq(rig_allocated(m), 0, "a new memory device holds nothing");
 }
@@ -799,29 +732,29 @@ Test(devices, initial_budgets) { /* RECL-43, RECL-44 */
 Test(devices, allocated_counts_whole_words) { /* RECL-46 */
   rig_device_t *m = open_named("MEM:32");
   int64_t base = rig_allocated(m);
-  rig_buffer_t *a = create(m, 1000, RIG_MEMORY_DEVICE);
+  rig_buffer_t *a = create(m, 1000);
   cr_assert_eq(rig_allocated(m), base + 1000);
-  rig_buffer_t *b = create(m, 1001, RIG_MEMORY_DEVICE);
+  rig_buffer_t *b = create(m, 1001);
   cr_assert_eq(rig_allocated(m), base + 1000 + whole_words(1001),
                "an allocation counts by whole words");
-  rig_buffer_t *empty = create(m, 0, RIG_MEMORY_DEVICE);
+  rig_buffer_t *empty = create(m, 0);
   cr_assert_eq(rig_allocated(m), base + 1000 + whole_words(1001),
                "an empty buffer allocates nothing");
   rig_buffer_unref(empty);
   rig_buffer_unref(b);
   cr_assert_eq(rig_allocated(m), base + 1000 + whole_words(1001),
                "collected memory counts until its cache is freed");
-  expect_status(rig_free_cache(m), RIG_OK, "rig_free_cache");
+  CHECK_OK(rig_free_cache(m));
   cr_assert_eq(rig_allocated(m), base + 1000);
   rig_buffer_unref(a);
-  expect_status(rig_free_cache(m), RIG_OK, "rig_free_cache");
+  CHECK_OK(rig_free_cache(m));
   cr_assert_eq(rig_allocated(m), base);
 
   /* A host buffer counts its whole words, and up to 112 more bytes where it
    * starts on 128. */
   rig_device_t *host = rig_host();
   int64_t host_base = rig_allocated(host);
-  rig_buffer_t *h = create(host, 1000, RIG_MEMORY_DEVICE);
+  rig_buffer_t *h = create(host, 1000);
   int64_t grew = rig_allocated(host) - host_base;
   cr_assert(grew >= 1000 && grew <= 1000 + 112, "a 1000-byte host buffer counts %" PRId64,
             grew);
@@ -831,24 +764,24 @@ Test(devices, allocated_counts_whole_words) { /* RECL-46 */
 Test(devices, set_budget_frees_cache_but_never_live_buffers) {
   /* RECL-47, RECL-48, RECL-49, RECL-50 */
   rig_device_t *m = open_named("MEM:33");
-  rig_buffer_t *live = create(m, 4096, RIG_MEMORY_DEVICE);
-  rig_buffer_t *dropped = create(m, 4096, RIG_MEMORY_DEVICE);
+  rig_buffer_t *live = create(m, 4096);
+  rig_buffer_t *dropped = create(m, 4096);
   cr_assert_eq(rig_allocated(m), 8192);
   rig_buffer_unref(dropped);
 
-  expect_status(rig_set_budget(m, 4096), RIG_OK, "set_budget");
+  CHECK_OK(rig_set_budget(m, 4096));
   cr_assert_eq(rig_budget(m), 4096);
   cr_assert_eq(rig_allocated(m), 4096, "the dropped buffer's cached memory was freed");
 
-  expect_status(rig_set_budget(m, 0), RIG_OK, "set_budget below the live bytes");
+  CHECK_OK(rig_set_budget(m, 0), "set_budget below the live bytes");
   cr_assert_eq(rig_budget(m), 0);
   cr_assert_eq(rig_allocated(m), 4096, "a live buffer is never freed");
   cr_assert_null(rig_buffer_dead(live));
   fill_and_wait(live, 4);
 
-  expect_status(rig_set_budget(m, -1), RIG_EINVAL, "set_budget(-1)");
+  CHECK_FAILS(RIG_EINVAL, rig_set_budget(m, -1), "set_budget(-1)");
   cr_assert_eq(rig_budget(m), 0, "a refused set_budget changes nothing");
-  expect_status(rig_set_budget(m, INT64_MAX), RIG_OK, "set_budget(INT64_MAX)");
+  CHECK_OK(rig_set_budget(m, INT64_MAX), "set_budget(INT64_MAX)");
   cr_assert_eq(rig_budget(m), INT64_MAX);
   rig_buffer_unref(live);
 }

@@ -33,37 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "devices.h"
+#include "helpers.h"
 
 #define KIB ((int64_t)1024)
-
-/* ---- Checking statuses ------------------------------------------------ */
-
-/* A copy of the last error, taken right after the failing call, since the
- * library's pointer lasts only until the thread's next call into rig. */
-static const char *last_error_copy(void) {
-  static _Thread_local char text[512];
-  snprintf(text, sizeof text, "%s", rig_last_error());
-  return text;
-}
-
-#define OK(call)                                                          \
-  do {                                                                    \
-    rig_status_t ok_status_ = (call);                                     \
-    const char *ok_why_ = last_error_copy();                              \
-    cr_assert(ok_status_ == RIG_OK, "%s: %s: %s", #call,                  \
-              rig_status_name(ok_status_), ok_why_);                      \
-  } while (0)
-
-/* call answers code, with a message. */
-#define FAILS(code, call)                                                 \
-  do {                                                                    \
-    rig_status_t fails_status_ = (call);                                  \
-    const char *fails_why_ = last_error_copy();                           \
-    cr_expect(fails_status_ == (code), "%s: got %s, want %s", #call,      \
-              rig_status_name(fails_status_), rig_status_name(code));     \
-    cr_expect(fails_why_[0] != '\0', "%s: no message", #call);           \
-  } while (0)
 
 /* ---- Devices and buffers ---------------------------------------------- */
 
@@ -75,46 +49,16 @@ static int device_count(void) { return test_device_count() + 1; }
 static rig_device_t *device_at(int k) {
   if (k < test_device_count()) return test_device(k);
   rig_device_t *d = NULL;
-  OK(rig_memory_device("MEM:21", &d));
+  CHECK_OK(rig_memory_device("MEM:21", &d));
   return d;
-}
-
-/* True iff the host addresses d's own memory. */
-static bool host_addresses(rig_device_t *d) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b));
-  bool addressed = rig_buffer_host(b) != NULL;
-  rig_buffer_unref(b);
-  return addressed;
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b));
-  cr_assert(b != NULL);
-  return b;
 }
 
 /* A host buffer of 64 KiB (so on a page, which every device that reaches
  * host memory borrows) whose bytes are all byte. */
 static rig_buffer_t *host_buffer(uint8_t byte) {
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
-  OK(rig_buffer_fill(h, byte));
+  CHECK_OK(rig_buffer_fill(h, byte));
   return h;
-}
-
-static rig_buffer_t *view(rig_buffer_t *b, int64_t first, int64_t length) {
-  rig_buffer_t *v = NULL;
-  OK(rig_buffer_view(b, first, length, &v));
-  cr_assert(v != NULL);
-  return v;
-}
-
-/* The borrow of b on d, or NULL where d does not borrow it. */
-static rig_buffer_t *borrow_or_null(rig_device_t *d, rig_buffer_t *b) {
-  rig_buffer_t *o = NULL;
-  OK(rig_buffer_borrow(d, b, &o));
-  return o;
 }
 
 /* Submits on d, without waiting for it, a copy of byte from d's own memory
@@ -126,14 +70,44 @@ static bool submit_device_write(rig_device_t *d, rig_buffer_t *target, uint8_t b
   rig_buffer_t *on_d = borrow_or_null(d, target);
   if (!on_d) return false;
   rig_buffer_t *src = create(d, rig_buffer_bytes(target));
-  OK(rig_buffer_fill(src, byte));
+  CHECK_OK(rig_buffer_fill(src, byte));
   rig_box_t row = rig_row(0, 0, rig_buffer_bytes(target));
   rig_point_t done;
-  OK(rig_buffer_submit_copy(src, on_d, &row, 1, NULL, 0, &done));
+  CHECK_OK(rig_buffer_submit_copy(src, on_d, &row, 1, NULL, 0, &done));
   /* The queued copy's allocations wait for its point before they return. */
   rig_buffer_unref(src);
   rig_buffer_unref(on_d);
   return true;
+}
+
+/* A device's read of host memory, submitted and not waited for: h, a host
+ * buffer of 64 KiB whose bytes are all 0x11; on_d, its borrow on the
+ * device; dst, the device's own memory that the copy from on_d writes at
+ * point copied. */
+struct device_read {
+  rig_buffer_t *h, *on_d, *dst;
+  rig_point_t copied;
+};
+
+/* Submits r's copy on d, which d's copy engine runs where the host does not
+ * address d's memory.  False, with nothing to release, where d does not
+ * borrow host memory. */
+static bool submit_device_read(rig_device_t *d, struct device_read *r) {
+  r->h = host_buffer(0x11);
+  r->on_d = borrow_or_null(d, r->h);
+  if (!r->on_d) {
+    rig_buffer_unref(r->h);
+    return false;
+  }
+  r->dst = create(d, 64 * KIB);
+  r->copied = submit_copy_all(r->on_d, r->dst);
+  return true;
+}
+
+static void release_device_read(struct device_read *r) {
+  rig_buffer_unref(r->dst);
+  rig_buffer_unref(r->on_d);
+  rig_buffer_unref(r->h);
 }
 
 /* ---- Bytes ------------------------------------------------------------ */
@@ -156,7 +130,7 @@ static int64_t first_other(const uint8_t *bytes, int64_t n, uint8_t byte) {
 static void expect_buffer_all(rig_buffer_t *b, uint8_t byte) {
   int64_t n = rig_buffer_bytes(b);
   uint8_t *bytes = malloc((size_t)n + 1);
-  OK(rig_buffer_blit_to_bytes(b, 0, bytes, n, 0, n));
+  CHECK_OK(rig_buffer_blit_to_bytes(b, 0, bytes, n, 0, n));
   EXPECT_ALL(bytes, n, byte);
   free(bytes);
 }
@@ -201,7 +175,7 @@ static int check_all(void *bytes, int64_t n, void *context) {
 /* rig_buffer_read of b calls f once, with every byte of b being byte. */
 static void expect_read_all(rig_buffer_t *b, uint8_t byte) {
   struct seen s = {.expect = byte};
-  OK(rig_buffer_read(b, 1, check_all, &s));
+  CHECK_OK(rig_buffer_read(b, 1, check_all, &s));
   cr_expect(s.calls == 1);
   cr_expect(s.first_other < 0, "%s: read saw byte %lld other than %u",
             rig_device_name(rig_buffer_device(b)), (long long)s.first_other, byte);
@@ -218,8 +192,8 @@ Test(host_access, is_in_place) {
   int nbuffers = 0;
   buffers[nbuffers++] = rig_buffer_ref(host_memory);
   buffers[nbuffers++] = view(host_memory, 16, 64);
-  OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &buffers[nbuffers++]));
-  OK(rig_buffer_of_bytes(caller, sizeof caller, &buffers[nbuffers++]));
+  CHECK_OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &buffers[nbuffers++]));
+  CHECK_OK(rig_buffer_of_bytes(caller, sizeof caller, &buffers[nbuffers++]));
   for (int k = 0; k < device_count() && nbuffers < 28; k++) {
     rig_device_t *d = device_at(k);
     rig_buffer_t *own = create(d, 4096);
@@ -238,8 +212,8 @@ Test(host_access, is_in_place) {
       continue;
     }
     struct seen r = {0}, w = {0};
-    OK(rig_buffer_read(b, 1, record, &r));
-    OK(rig_buffer_write(b, 1, record, &w));
+    CHECK_OK(rig_buffer_read(b, 1, record, &r));
+    CHECK_OK(rig_buffer_write(b, 1, record, &w));
     cr_expect(r.calls == 1 && r.bytes == rig_buffer_host(b) && r.n == rig_buffer_bytes(b),
               "read of buffer %d on %s: %d calls, %p + %lld, want %p + %lld", i, on, r.calls,
               r.bytes, (long long)r.n, rig_buffer_host(b), (long long)rig_buffer_bytes(b));
@@ -249,7 +223,7 @@ Test(host_access, is_in_place) {
   }
   rig_export_t *e = NULL;
   int64_t n = 0;
-  OK(rig_buffer_export(host_memory, 1, &e));
+  CHECK_OK(rig_buffer_export(host_memory, 1, &e));
   cr_expect(rig_export_bytes(e, &n) == rig_buffer_host(host_memory) && n == 4096);
   rig_export_unref(e);
   for (int i = 0; i < nbuffers; i++) rig_buffer_unref(buffers[i]);
@@ -264,7 +238,7 @@ Test(host_access, read_follows_every_devices_last_write, .timeout = 60) {
     if (host_addresses(d)) {
       rig_buffer_t *b = create(d, 4096);
       rig_point_t filled;
-      OK(rig_buffer_submit_fill(b, 0x5A, NULL, 0, &filled));
+      CHECK_OK(rig_buffer_submit_fill(b, 0x5A, NULL, 0, &filled));
       expect_read_all(b, 0x5A);
       rig_buffer_unref(b);
     }
@@ -283,14 +257,14 @@ Test(host_access, wait_and_reached_order_host_code, .timeout = 60) {
     const uint8_t *bytes = rig_buffer_host(h);
     rig_buffer_t *part = view(h, 4096, 4096);
     if (submit_device_write(d, part, 0x3C)) {
-      OK(rig_buffer_wait(h, RIG_ACCESS_READ));
+      CHECK_OK(rig_buffer_wait(h, RIG_ACCESS_READ));
       EXPECT_ALL(bytes, 4096, 0);
       EXPECT_ALL(bytes + 4096, 4096, 0x3C);
       EXPECT_ALL(bytes + 8192, 64 * KIB - 8192, 0);
 
       cr_assert(submit_device_write(d, part, 0x4D));
       bool reached = false;
-      while (!reached) OK(rig_buffer_reached(h, RIG_ACCESS_READ_WRITE, &reached));
+      while (!reached) CHECK_OK(rig_buffer_reached(h, RIG_ACCESS_READ_WRITE, &reached));
       EXPECT_ALL(bytes + 4096, 4096, 0x4D);
     }
     rig_buffer_unref(part);
@@ -298,11 +272,11 @@ Test(host_access, wait_and_reached_order_host_code, .timeout = 60) {
 
     if (host_addresses(d)) {
       rig_buffer_t *b = create(d, 4096);
-      OK(rig_buffer_fill(b, 0));
+      CHECK_OK(rig_buffer_fill(b, 0));
       rig_buffer_t *b_part = view(b, 1024, 1024);
       rig_point_t filled;
-      OK(rig_buffer_submit_fill(b_part, 0x6E, NULL, 0, &filled));
-      OK(rig_buffer_wait(b, RIG_ACCESS_READ));
+      CHECK_OK(rig_buffer_submit_fill(b_part, 0x6E, NULL, 0, &filled));
+      CHECK_OK(rig_buffer_wait(b, RIG_ACCESS_READ));
       const uint8_t *b_bytes = rig_buffer_host(b);
       EXPECT_ALL(b_bytes, 1024, 0);
       EXPECT_ALL(b_bytes + 1024, 1024, 0x6E);
@@ -318,31 +292,22 @@ Test(host_access, wait_for_read_does_not_wait_for_device_reads, .timeout = 60) {
    * nothing to wait for; HACC-15: a Read_write one waits for the read. */
   for (int k = 0; k < device_count(); k++) {
     rig_device_t *d = device_at(k);
-    rig_buffer_t *h = host_buffer(0x11);
-    rig_buffer_t *on_d = borrow_or_null(d, h);
-    if (!on_d) {
-      rig_buffer_unref(h);
-      continue;
-    }
-    rig_buffer_t *dst = create(d, 64 * KIB);
-    rig_box_t row = rig_row(0, 0, 64 * KIB);
-    rig_point_t copied;
-    OK(rig_buffer_submit_copy(on_d, dst, &row, 1, NULL, 0, &copied));
+    struct device_read r;
+    if (!submit_device_read(d, &r)) continue;
+    rig_buffer_t *h = r.h, *dst = r.dst;
     bool reached = false;
-    OK(rig_buffer_reached(h, RIG_ACCESS_READ, &reached));
+    CHECK_OK(rig_buffer_reached(h, RIG_ACCESS_READ, &reached));
     cr_expect(reached, "%s: a Read access of h waits for a device's read of it",
               rig_device_name(d));
-    OK(rig_buffer_wait(h, RIG_ACCESS_READ));
-    OK(rig_buffer_wait(h, RIG_ACCESS_READ_WRITE));
-    OK(rig_buffer_reached(h, RIG_ACCESS_READ_WRITE, &reached));
+    CHECK_OK(rig_buffer_wait(h, RIG_ACCESS_READ));
+    CHECK_OK(rig_buffer_wait(h, RIG_ACCESS_READ_WRITE));
+    CHECK_OK(rig_buffer_reached(h, RIG_ACCESS_READ_WRITE, &reached));
     cr_expect(reached);
-    OK(rig_point_reached(copied, &reached));
+    CHECK_OK(rig_point_reached(r.copied, &reached));
     cr_expect(reached, "%s: wait Read_write returned before the device's read",
               rig_device_name(d));
     expect_buffer_all(dst, 0x11);
-    rig_buffer_unref(dst);
-    rig_buffer_unref(on_d);
-    rig_buffer_unref(h);
+    release_device_read(&r);
   }
 }
 
@@ -361,9 +326,9 @@ static void expect_pattern_copied_to(rig_buffer_t *src, rig_device_t *d) {
   rig_buffer_t *sources[] = {src, borrowed};
   for (int i = 0; i < 2 && sources[i]; i++) {
     rig_buffer_t *dst = create(d, n);
-    OK(rig_buffer_copy(sources[i], dst));
+    CHECK_OK(rig_buffer_copy(sources[i], dst));
     uint8_t *bytes = malloc((size_t)n);
-    OK(rig_buffer_blit_to_bytes(dst, 0, bytes, n, 0, n));
+    CHECK_OK(rig_buffer_blit_to_bytes(dst, 0, bytes, n, 0, n));
     for (int64_t j = 0; j < n; j++) {
       if (bytes[j] != (uint8_t)(j * 13 + 5)) {
         cr_expect_fail("copy to %s%s: byte %lld is %u", rig_device_name(d),
@@ -382,7 +347,7 @@ Test(host_access, write_is_seen_by_later_copies, .timeout = 60) {
    * host addresses, is seen by copies submitted after write returns, on
    * another device. */
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
-  OK(rig_buffer_write(h, 1, write_pattern, NULL));
+  CHECK_OK(rig_buffer_write(h, 1, write_pattern, NULL));
   for (int k = 0; k < device_count(); k++) expect_pattern_copied_to(h, device_at(k));
   rig_buffer_unref(h);
 
@@ -390,7 +355,7 @@ Test(host_access, write_is_seen_by_later_copies, .timeout = 60) {
     rig_device_t *d = device_at(k);
     if (!host_addresses(d)) continue;
     rig_buffer_t *b = create(d, 64 * KIB);
-    OK(rig_buffer_write(b, 4, write_pattern, NULL));
+    CHECK_OK(rig_buffer_write(b, 4, write_pattern, NULL));
     expect_pattern_copied_to(b, device_at((k + 1) % device_count()));
     expect_pattern_copied_to(b, rig_host());
     rig_buffer_unref(b);
@@ -403,29 +368,20 @@ Test(host_access, write_follows_every_use, .timeout = 60) {
    * (whose bytes the function sees). */
   for (int k = 0; k < device_count(); k++) {
     rig_device_t *d = device_at(k);
-    rig_buffer_t *h = host_buffer(0x11);
-    rig_buffer_t *on_d = borrow_or_null(d, h);
-    if (!on_d) {
-      rig_buffer_unref(h);
-      continue;
-    }
-    rig_buffer_t *dst = create(d, 64 * KIB);
-    rig_box_t row = rig_row(0, 0, 64 * KIB);
-    rig_point_t copied;
-    OK(rig_buffer_submit_copy(on_d, dst, &row, 1, NULL, 0, &copied));
+    struct device_read r;
+    if (!submit_device_read(d, &r)) continue;
+    rig_buffer_t *h = r.h, *dst = r.dst;
     struct seen s = {.expect = 0x11, .set = 0x22};
-    OK(rig_buffer_write(h, 1, check_then_set, &s));
+    CHECK_OK(rig_buffer_write(h, 1, check_then_set, &s));
     cr_expect(s.calls == 1 && s.first_other < 0);
     expect_buffer_all(dst, 0x11);
 
     cr_assert(submit_device_write(d, h, 0x33));
     s = (struct seen){.expect = 0x33, .set = 0x44};
-    OK(rig_buffer_write(h, 1, check_then_set, &s));
+    CHECK_OK(rig_buffer_write(h, 1, check_then_set, &s));
     cr_expect(s.first_other < 0, "%s: write ran before the device's write",
               rig_device_name(d));
-    rig_buffer_unref(dst);
-    rig_buffer_unref(on_d);
-    rig_buffer_unref(h);
+    release_device_read(&r);
   }
 }
 
@@ -441,13 +397,13 @@ Test(host_access, write_of_a_view_shares_its_parents_stamps, .timeout = 60) {
     }
     rig_buffer_t *part = view(h, 4096, 4096);
     struct seen s = {.expect = 0x33, .set = 0x44};
-    OK(rig_buffer_write(part, 4, check_then_set, &s));
+    CHECK_OK(rig_buffer_write(part, 4, check_then_set, &s));
     cr_expect(s.first_other < 0, "%s: the view's write ran before the device's write",
               rig_device_name(d));
 
     rig_buffer_t *on_d = borrow_or_null(d, h);
     rig_buffer_t *dst = create(d, 64 * KIB);
-    OK(rig_buffer_copy(on_d, dst));
+    CHECK_OK(rig_buffer_copy(on_d, dst));
     rig_buffer_t *dst_before = view(dst, 0, 4096);
     rig_buffer_t *dst_part = view(dst, 4096, 4096);
     rig_buffer_t *dst_after = view(dst, 8192, 64 * KIB - 8192);
@@ -470,16 +426,16 @@ Test(host_access, a_failing_function_answers_its_value) {
   for (size_t i = 0; i < 2; i++) {
     rig_buffer_t *b = buffers[i];
     struct seen s = {.result = 7};
-    FAILS(RIG_ECALLBACK, rig_buffer_read(b, 1, record, &s));
+    CHECK_FAILS(RIG_ECALLBACK, rig_buffer_read(b, 1, record, &s));
     cr_expect(rig_error_code() == 7, "rig_error_code %d", rig_error_code());
     s.result = -3;
-    FAILS(RIG_ECALLBACK, rig_buffer_write(b, 4, record, &s));
+    CHECK_FAILS(RIG_ECALLBACK, rig_buffer_write(b, 4, record, &s));
     cr_expect(rig_error_code() == -3, "rig_error_code %d", rig_error_code());
     cr_expect(s.calls == 2);
     /* The failed accesses let go of the memory. */
     s.result = 0;
-    OK(rig_buffer_write(b, 1, record, &s));
-    OK(rig_buffer_read(b, 1, record, &s));
+    CHECK_OK(rig_buffer_write(b, 1, record, &s));
+    CHECK_OK(rig_buffer_read(b, 1, record, &s));
     cr_expect(s.calls == 4);
     rig_buffer_unref(b);
   }
@@ -488,25 +444,25 @@ Test(host_access, a_failing_function_answers_its_value) {
 /* Every access of b with elem_size is refused, without calling f. */
 static void expect_refused(rig_buffer_t *b, int64_t elem_size, bool exportable) {
   struct seen s = {0};
-  FAILS(RIG_EINVAL, rig_buffer_read(b, elem_size, record, &s));
-  FAILS(RIG_EINVAL, rig_buffer_write(b, elem_size, record, &s));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_read(b, elem_size, record, &s));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_write(b, elem_size, record, &s));
   cr_expect(s.calls == 0, "a refused access called its function");
   if (exportable) {
     rig_export_t *e = NULL;
-    FAILS(RIG_EINVAL, rig_buffer_export(b, elem_size, &e));
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_export(b, elem_size, &e));
   }
 }
 
 /* Every access of b with elem_size is made, with f given all b's bytes. */
 static void expect_accepted(rig_buffer_t *b, int64_t elem_size, bool exportable) {
   struct seen s = {0};
-  OK(rig_buffer_read(b, elem_size, record, &s));
+  CHECK_OK(rig_buffer_read(b, elem_size, record, &s));
   cr_expect(s.n == rig_buffer_bytes(b));
-  OK(rig_buffer_write(b, elem_size, record, &s));
+  CHECK_OK(rig_buffer_write(b, elem_size, record, &s));
   cr_expect(s.calls == 2 && s.n == rig_buffer_bytes(b));
   if (exportable) {
     rig_export_t *e = NULL;
-    OK(rig_buffer_export(b, elem_size, &e));
+    CHECK_OK(rig_buffer_export(b, elem_size, &e));
     rig_export_unref(e);
   }
 }
@@ -558,11 +514,11 @@ static void expect_empty_access(rig_buffer_t *b) {
   const int64_t elem_sizes[] = {1, 4, 8};
   for (size_t i = 0; i < 3; i++) {
     struct seen s = {.n = -1};
-    OK(rig_buffer_read(b, elem_sizes[i], record, &s));
+    CHECK_OK(rig_buffer_read(b, elem_sizes[i], record, &s));
     cr_expect(s.calls == 1 && s.n == 0, "read of an empty buffer: %d calls, %lld bytes",
               s.calls, (long long)s.n);
     s = (struct seen){.n = -1};
-    OK(rig_buffer_write(b, elem_sizes[i], record, &s));
+    CHECK_OK(rig_buffer_write(b, elem_sizes[i], record, &s));
     cr_expect(s.calls == 1 && s.n == 0, "write of an empty buffer: %d calls, %lld bytes",
               s.calls, (long long)s.n);
   }
@@ -592,8 +548,8 @@ Test(host_access, refuses_memory_the_host_does_not_address) {
     expect_refused(b, 1, true);
     uint8_t in[4096], out[4096];
     memset(in, 0x5E, sizeof in);
-    OK(rig_buffer_blit_from_bytes(in, 4096, 0, b, 0, 4096));
-    OK(rig_buffer_blit_to_bytes(b, 0, out, 4096, 0, 4096));
+    CHECK_OK(rig_buffer_blit_from_bytes(in, 4096, 0, b, 0, 4096));
+    CHECK_OK(rig_buffer_blit_to_bytes(b, 0, out, 4096, 0, 4096));
     EXPECT_ALL(out, 4096, 0x5E);
     rig_buffer_unref(b);
   }
@@ -610,14 +566,14 @@ struct submitted {
  * value. */
 static void access_every_way(rig_buffer_t *b) {
   bool reached = false;
-  OK(rig_buffer_wait(b, RIG_ACCESS_READ));
-  OK(rig_buffer_wait(b, RIG_ACCESS_READ_WRITE));
-  OK(rig_buffer_reached(b, RIG_ACCESS_READ, &reached));
-  OK(rig_buffer_reached(b, RIG_ACCESS_READ_WRITE, &reached));
+  CHECK_OK(rig_buffer_wait(b, RIG_ACCESS_READ));
+  CHECK_OK(rig_buffer_wait(b, RIG_ACCESS_READ_WRITE));
+  CHECK_OK(rig_buffer_reached(b, RIG_ACCESS_READ, &reached));
+  CHECK_OK(rig_buffer_reached(b, RIG_ACCESS_READ_WRITE, &reached));
   if (!rig_buffer_host(b)) return;
   struct seen s = {0};
-  OK(rig_buffer_read(b, 1, record, &s));
-  OK(rig_buffer_write(b, 1, record, &s));
+  CHECK_OK(rig_buffer_read(b, 1, record, &s));
+  CHECK_OK(rig_buffer_write(b, 1, record, &s));
 }
 
 Test(host_access, takes_no_value, .timeout = 60) {
@@ -631,7 +587,7 @@ Test(host_access, takes_no_value, .timeout = 60) {
   for (int k = 0; k < device_count() && nbuffers < 36; k++) {
     rig_device_t *d = device_at(k);
     rig_buffer_t *b = create(d, 4096);
-    OK(rig_buffer_fill(b, 1));
+    CHECK_OK(rig_buffer_fill(b, 1));
     buffers[nbuffers++] = b;
     submit_device_write(d, h, (uint8_t)k);
     rig_buffer_t *on_d = borrow_or_null(d, h);
@@ -639,8 +595,8 @@ Test(host_access, takes_no_value, .timeout = 60) {
     rig_buffer_t *on_host = borrow_or_null(rig_host(), b);
     if (on_host) buffers[nbuffers++] = on_host;
   }
-  OK(rig_buffer_wait(h, RIG_ACCESS_READ_WRITE));
-  for (int i = 0; i < nbuffers; i++) OK(rig_buffer_wait(buffers[i], RIG_ACCESS_READ_WRITE));
+  CHECK_OK(rig_buffer_wait(h, RIG_ACCESS_READ_WRITE));
+  for (int i = 0; i < nbuffers; i++) CHECK_OK(rig_buffer_wait(buffers[i], RIG_ACCESS_READ_WRITE));
 
   struct submitted before[17];
   int ndevices = 0;
@@ -650,7 +606,7 @@ Test(host_access, takes_no_value, .timeout = 60) {
 
   for (int i = 0; i < nbuffers; i++) access_every_way(buffers[i]);
   rig_export_t *e = NULL;
-  OK(rig_buffer_export(h, 4, &e));
+  CHECK_OK(rig_buffer_export(h, 4, &e));
   rig_export_unref(e);
 
   for (int i = 0; i < ndevices; i++)
@@ -667,10 +623,10 @@ static void expect_fresh(rig_buffer_t *b) {
   const rig_access_t accesses[] = {RIG_ACCESS_READ, RIG_ACCESS_READ_WRITE};
   for (size_t i = 0; i < 2; i++) {
     bool reached = false;
-    OK(rig_buffer_reached(b, accesses[i], &reached));
+    CHECK_OK(rig_buffer_reached(b, accesses[i], &reached));
     cr_expect(reached, "fresh memory of %s is not reached for %d",
               rig_device_name(rig_buffer_device(b)), accesses[i]);
-    OK(rig_buffer_wait(b, accesses[i]));
+    CHECK_OK(rig_buffer_wait(b, accesses[i]));
   }
 }
 
@@ -687,8 +643,8 @@ Test(host_access, fresh_memory_has_nothing_to_wait_for) {
     }
   }
   rig_buffer_t *copied = NULL, *wrapped = NULL;
-  OK(rig_buffer_of_bytes(caller, sizeof caller, &copied));
-  OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &wrapped));
+  CHECK_OK(rig_buffer_of_bytes(caller, sizeof caller, &copied));
+  CHECK_OK(rig_buffer_of_memory(caller, sizeof caller, NULL, NULL, &wrapped));
   expect_fresh(copied);
   expect_fresh(wrapped);
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
@@ -715,14 +671,14 @@ Test(export, refuses_memory_that_is_not_the_hosts) {
     rig_buffer_t *refused[] = {b, part, on_host};
     for (size_t i = 0; i < 3 && refused[i]; i++) {
       rig_export_t *e = NULL;
-      FAILS(RIG_EINVAL, rig_buffer_export(refused[i], 1, &e));
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_export(refused[i], 1, &e));
     }
     rig_buffer_unref(on_host);
     rig_buffer_unref(part);
     rig_buffer_unref(b);
   }
   rig_export_t *e = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_export(NULL, 1, &e));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_export(NULL, 1, &e));
 }
 
 Test(export, keeps_the_memory_until_released) {
@@ -730,21 +686,21 @@ Test(export, keeps_the_memory_until_released) {
   rig_buffer_t *b = create(rig_host(), 64 * KIB);
   rig_buffer_t *part = view(b, 4096, 4096);
   rig_export_t *e = NULL;
-  OK(rig_buffer_export(b, 8, &e));
+  CHECK_OK(rig_buffer_export(b, 8, &e));
   int64_t n = 0;
   uint8_t *bytes = rig_export_bytes(e, &n);
   cr_assert(bytes == rig_buffer_host(b) && n == 64 * KIB);
   memset(bytes, 0x7C, (size_t)n);
   rig_buffer_unref(part);
   rig_buffer_unref(b);
-  OK(rig_free_cache(rig_host()));
+  CHECK_OK(rig_free_cache(rig_host()));
 
   /* Memory that had returned could be handed out again. */
   rig_buffer_t *fresh = create(rig_host(), 64 * KIB);
   uintptr_t fresh_at = (uintptr_t)rig_buffer_host(fresh), exported_at = (uintptr_t)bytes;
   cr_expect(fresh_at + 64 * KIB <= exported_at || exported_at + 64 * KIB <= fresh_at,
             "a new buffer lies over exported bytes");
-  OK(rig_buffer_fill(fresh, 0));
+  CHECK_OK(rig_buffer_fill(fresh, 0));
   EXPECT_ALL(bytes, n, 0x7C);
   rig_buffer_unref(fresh);
   rig_export_unref(e);
@@ -757,15 +713,15 @@ Test(export, of_caller_memory_releases_it_after_the_export) {
   static _Alignas(64) uint8_t caller[4096];
   int releases = 0;
   rig_buffer_t *b = NULL;
-  OK(rig_buffer_of_memory(caller, sizeof caller, count_release, &releases, &b));
+  CHECK_OK(rig_buffer_of_memory(caller, sizeof caller, count_release, &releases, &b));
   rig_export_t *e = NULL;
-  OK(rig_buffer_export(b, 1, &e));
+  CHECK_OK(rig_buffer_export(b, 1, &e));
   cr_expect(rig_export_bytes(e, NULL) == (void *)caller);
   rig_buffer_unref(b);
-  OK(rig_free_cache(rig_host()));
+  CHECK_OK(rig_free_cache(rig_host()));
   cr_expect(releases == 0, "released while exported");
   rig_export_unref(e);
-  OK(rig_free_cache(rig_host()));
+  CHECK_OK(rig_free_cache(rig_host()));
   cr_expect(releases == 1, "released %d times", releases);
 }
 
@@ -775,7 +731,7 @@ Test(export, follows_every_use, .timeout = 60) {
     rig_buffer_t *h = host_buffer(0);
     if (submit_device_write(device_at(k), h, 0x6B)) {
       rig_export_t *e = NULL;
-      OK(rig_buffer_export(h, 4, &e));
+      CHECK_OK(rig_buffer_export(h, 4, &e));
       int64_t n = 0;
       const uint8_t *bytes = rig_export_bytes(e, &n);
       EXPECT_ALL(bytes, n, 0x6B);
@@ -815,7 +771,7 @@ Test(host_access, work_submitted_during_a_write_is_not_ordered_after_it, .timeou
    * copies the bytes the function had written by then. */
   rig_device_t *m = device_at(device_count() - 1); /* a memory device */
   struct copy_job job = {create(rig_host(), 4096), create(m, 4096), RIG_EINVAL};
-  OK(rig_buffer_write(job.src, 1, write_around_a_copy, &job));
+  CHECK_OK(rig_buffer_write(job.src, 1, write_around_a_copy, &job));
   cr_expect(job.status == RIG_OK, "the copy answered %s", rig_status_name(job.status));
   expect_buffer_all(job.dst, 0x11);
   rig_buffer_unref(job.dst);
@@ -826,22 +782,20 @@ Test(host_access, of_a_lost_devices_memory_answers_lost) {
   /* HACC-22 HACC-27: every use of a lost device's memory, through any
    * buffer over it, answers RIG_ELOST. */
   rig_device_t *d = NULL;
-  OK(rig_memory_device("MEM:42", &d));
+  CHECK_OK(rig_memory_device("MEM:42", &d));
   rig_buffer_t *b = create(d, 64);
   rig_buffer_t *on_host = borrow_or_null(rig_host(), b);
   cr_assert(on_host != NULL);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
   rig_buffer_t *buffers[] = {b, on_host};
   for (size_t i = 0; i < 2; i++) {
     struct seen s = {0};
     bool reached = false;
-    FAILS(RIG_ELOST, rig_buffer_read(buffers[i], 1, record, &s));
-    cr_expect(rig_device_equal(rig_error_device(), d));
-    FAILS(RIG_ELOST, rig_buffer_write(buffers[i], 1, record, &s));
-    FAILS(RIG_ELOST, rig_buffer_wait(buffers[i], RIG_ACCESS_READ));
-    FAILS(RIG_ELOST, rig_buffer_wait(buffers[i], RIG_ACCESS_READ_WRITE));
-    FAILS(RIG_ELOST, rig_buffer_reached(buffers[i], RIG_ACCESS_READ, &reached));
-    cr_expect(rig_device_equal(rig_error_device(), d));
+    CHECK_LOST(d, rig_buffer_read(buffers[i], 1, record, &s));
+    CHECK_LOST(d, rig_buffer_write(buffers[i], 1, record, &s));
+    CHECK_LOST(d, rig_buffer_wait(buffers[i], RIG_ACCESS_READ));
+    CHECK_LOST(d, rig_buffer_wait(buffers[i], RIG_ACCESS_READ_WRITE));
+    CHECK_LOST(d, rig_buffer_reached(buffers[i], RIG_ACCESS_READ, &reached));
     cr_expect(s.calls == 0);
   }
   rig_buffer_unref(on_host);
@@ -850,27 +804,20 @@ Test(host_access, of_a_lost_devices_memory_answers_lost) {
 
 /* ---- Dead buffers and claims ------------------------------------------ */
 
-/* rig_buffer_free of b, which must answer RIG_OK; whether it freed. */
-static bool try_free(rig_buffer_t *b) {
-  bool freed = false;
-  OK(rig_buffer_free(b, NULL, &freed));
-  return freed;
-}
-
 Test(host_access, refuses_dead_buffers) {
   /* HACC-09 HACC-21 HACC-26 */
   for (int k = -1; k < device_count(); k++) {
     rig_device_t *d = k < 0 ? rig_host() : device_at(k);
     rig_buffer_t *b = create(d, 4096);
     rig_buffer_t *part = view(b, 0, 64);
-    cr_assert(try_free(b));
+    cr_assert(try_free(b, NULL));
     rig_buffer_t *dead[] = {b, part};
     for (size_t i = 0; i < 2; i++) {
       expect_refused(dead[i], 1, true);
       bool reached = false;
-      FAILS(RIG_EINVAL, rig_buffer_wait(dead[i], RIG_ACCESS_READ));
-      FAILS(RIG_EINVAL, rig_buffer_wait(dead[i], RIG_ACCESS_READ_WRITE));
-      FAILS(RIG_EINVAL, rig_buffer_reached(dead[i], RIG_ACCESS_READ, &reached));
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_wait(dead[i], RIG_ACCESS_READ));
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_wait(dead[i], RIG_ACCESS_READ_WRITE));
+      CHECK_FAILS(RIG_EINVAL, rig_buffer_reached(dead[i], RIG_ACCESS_READ, &reached));
     }
     rig_buffer_unref(part);
     rig_buffer_unref(b);
@@ -908,12 +855,12 @@ Test(host_access, holds_a_read_claim_while_the_function_runs, .timeout = 30) {
       struct free_job job = {create(d, 4096), false};
       rig_buffer_t *part = view(job.b, 64, 64);
       if (writing)
-        OK(rig_buffer_write(part, 1, free_from_another_thread, &job));
+        CHECK_OK(rig_buffer_write(part, 1, free_from_another_thread, &job));
       else
-        OK(rig_buffer_read(part, 1, free_from_another_thread, &job));
+        CHECK_OK(rig_buffer_read(part, 1, free_from_another_thread, &job));
       cr_expect(!job.freed, "%s: freed during %s", rig_device_name(d),
                 writing ? "write" : "read");
-      cr_expect(try_free(job.b), "%s: not freed after %s", rig_device_name(d),
+      cr_expect(try_free(job.b, NULL), "%s: not freed after %s", rig_device_name(d),
                 writing ? "write" : "read");
       rig_buffer_unref(part);
       rig_buffer_unref(job.b);
@@ -925,9 +872,9 @@ Test(host_access, a_failed_function_lets_go_of_the_memory) {
   /* HACC-04: the claim ends with a failing function too. */
   rig_buffer_t *b = create(rig_host(), 64);
   struct seen s = {.result = 1};
-  FAILS(RIG_ECALLBACK, rig_buffer_read(b, 1, record, &s));
-  FAILS(RIG_ECALLBACK, rig_buffer_write(b, 1, record, &s));
-  cr_expect(try_free(b), "a failed access kept its claim");
+  CHECK_FAILS(RIG_ECALLBACK, rig_buffer_read(b, 1, record, &s));
+  CHECK_FAILS(RIG_ECALLBACK, rig_buffer_write(b, 1, record, &s));
+  cr_expect(try_free(b, NULL), "a failed access kept its claim");
   rig_buffer_unref(b);
 }
 
@@ -939,11 +886,11 @@ Test(host_access, refuses_memory_held_exclusive) {
     rig_buffer_t *b = create(d, 4096);
     rig_buffer_t *part = view(b, 0, 64);
     bool exclusive = false;
-    OK(rig_claim_begin(b, &exclusive));
+    CHECK_OK(rig_claim_begin(b, &exclusive));
     cr_assert(exclusive);
     expect_refused(b, 1, k < 0);
     expect_refused(part, 1, k < 0);
-    OK(rig_claim_end(b));
+    CHECK_OK(rig_claim_end(b));
     expect_accepted(part, 1, false);
     rig_buffer_unref(part);
     rig_buffer_unref(b);
@@ -955,12 +902,12 @@ Test(host_access, wait_takes_no_claim) {
   for (int k = -1; k < device_count(); k++) {
     rig_device_t *d = k < 0 ? rig_host() : device_at(k);
     rig_buffer_t *b = create(d, 4096);
-    OK(rig_buffer_fill(b, 1));
+    CHECK_OK(rig_buffer_fill(b, 1));
     bool reached = false;
-    OK(rig_buffer_wait(b, RIG_ACCESS_READ));
-    OK(rig_buffer_wait(b, RIG_ACCESS_READ_WRITE));
-    OK(rig_buffer_reached(b, RIG_ACCESS_READ_WRITE, &reached));
-    cr_expect(try_free(b), "%s: a wait kept a claim", rig_device_name(d));
+    CHECK_OK(rig_buffer_wait(b, RIG_ACCESS_READ));
+    CHECK_OK(rig_buffer_wait(b, RIG_ACCESS_READ_WRITE));
+    CHECK_OK(rig_buffer_reached(b, RIG_ACCESS_READ_WRITE, &reached));
+    cr_expect(try_free(b, NULL), "%s: a wait kept a claim", rig_device_name(d));
     rig_buffer_unref(b);
   }
 }
@@ -969,11 +916,11 @@ Test(export, takes_the_memory_out_of_the_claims) {
   /* HACC-35 */
   rig_buffer_t *b = create(rig_host(), 4096);
   rig_export_t *e = NULL;
-  OK(rig_buffer_export(b, 1, &e));
-  cr_expect(!try_free(b), "exported memory was freed");
+  CHECK_OK(rig_buffer_export(b, 1, &e));
+  cr_expect(!try_free(b, NULL), "exported memory was freed");
   cr_expect(rig_buffer_dead(b) == NULL);
   bool exclusive = false;
-  FAILS(RIG_EINVAL, rig_claim_begin(b, &exclusive));
+  CHECK_FAILS(RIG_EINVAL, rig_claim_begin(b, &exclusive));
   rig_export_unref(e);
   rig_buffer_unref(b);
 }

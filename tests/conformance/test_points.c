@@ -41,52 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "devices.h"
+#include "helpers.h"
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                  */
-
-static void expect_status(rig_status_t got, rig_status_t want, const char *what) {
-  cr_assert_eq(got, want, "%s: got %s, want %s (%s)", what, rig_status_name(got),
-               rig_status_name(want), rig_last_error());
-  if (want != RIG_OK)
-    cr_assert(rig_last_error()[0] != '\0', "%s: %s with an empty message", what,
-              rig_status_name(got));
-}
-
-static rig_device_t *open_named(const char *name) {
-  rig_device_t *d = NULL;
-  expect_status(rig_open(name, NULL, &d), RIG_OK, name);
-  cr_assert_not_null(d);
-  return d;
-}
-
-/* Opens a device to close: number 60 + k of test device 0's driver, or the
- * memory device "MEM:<60+k>" where that driver opens no such name. */
-static rig_device_t *open_closable(int k, char name[32]) {
-  const char *model = test_device_name(0);
-  size_t prefix = strcspn(model, ":");
-  rig_device_t *d = NULL;
-  if (model[prefix] == ':' && prefix < 16) {
-    snprintf(name, 32, "%.*s:%d", (int)prefix, model, 60 + k);
-    if (rig_open(name, NULL, &d) == RIG_OK && d != NULL) return d;
-  }
-  snprintf(name, 32, "MEM:%d", 60 + k);
-  return open_named(name);
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  expect_status(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b), RIG_OK, "rig_buffer_create");
-  cr_assert_not_null(b);
-  return b;
-}
-
-static rig_point_t submit_fill(rig_buffer_t *b, uint8_t c) {
-  rig_point_t p;
-  expect_status(rig_buffer_submit_fill(b, c, NULL, 0, &p), RIG_OK, "rig_buffer_submit_fill");
-  return p;
-}
 
 /* True iff p is a value of d's own timeline, not a host point of work the
  * host ran for d's memory. */
@@ -94,22 +54,16 @@ static bool device_run(rig_point_t p, const rig_device_t *d) {
   return d != rig_host() && rig_point_device(p) == d;
 }
 
-static bool is_reached(rig_point_t p) {
-  bool reached = false;
-  expect_status(rig_point_reached(p, &reached), RIG_OK, "rig_point_reached");
-  return reached;
-}
-
 /* Asserts the point is reached, through wait and reached. */
 static void expect_reached(rig_point_t p) {
-  expect_status(rig_point_wait(p), RIG_OK, "rig_point_wait");
-  cr_assert(is_reached(p), "a point is reached once its wait returned");
+  CHECK_OK(rig_point_wait(p));
+  cr_assert(point_reached(p), "a point is reached once its wait returned");
 }
 
 /* Asserts that a point past its device's submitted value is refused by a
  * wait (no work will reach it) and is not reached. */
 static void expect_never_reached(rig_point_t p) {
-  expect_status(rig_point_wait(p), RIG_EINVAL, "wait on a value never submitted");
+  CHECK_FAILS(RIG_EINVAL, rig_point_wait(p), "wait on a value never submitted");
   bool reached = true;
   rig_status_t s = rig_point_reached(p, &reached);
   cr_assert(s == RIG_EINVAL || (s == RIG_OK && !reached),
@@ -158,7 +112,7 @@ Test(points, fresh_timelines_start_at_zero) { /* TL-14, TL-17 */
     cr_assert_eq(rig_submitted(fresh[k]), 0, "%s: submitted of a fresh slot",
                  rig_device_name(fresh[k]));
     uint64_t signaled = 1;
-    expect_status(rig_signaled(fresh[k], &signaled), RIG_OK, "rig_signaled");
+    CHECK_OK(rig_signaled(fresh[k], &signaled));
     cr_assert_eq(signaled, 0, "nothing was reported");
     expect_reached(rig_point_make(fresh[k], 0));
   }
@@ -184,23 +138,23 @@ Test(points, values_of_one_submitter_are_consecutive) {
       } else {
         cr_assert(rig_point_device(points[k]) == rig_host(),
                   "a fill not run by %s is the host's", rig_device_name(d));
-        cr_assert(is_reached(points[k]), "the host ran the fill before it returned");
+        cr_assert(point_reached(points[k]), "the host ran the fill before it returned");
         cr_assert_leq(rig_point_value(points[k]), rig_submitted(rig_host()));
         if (d != rig_host())
           cr_assert_eq(now, last, "a host-run fill moves no value of %s", rig_device_name(d));
       }
       uint64_t signaled = 0;
-      expect_status(rig_signaled(d, &signaled), RIG_OK, "rig_signaled");
+      CHECK_OK(rig_signaled(d, &signaled));
       cr_assert_leq(signaled, rig_submitted(d), "signaled reports only values submitted");
       last = now;
     }
     /* INTRO-08: once the last is reached, every earlier one is. */
     expect_reached(points[FILLS - 1]);
-    for (int k = 0; k < FILLS; k++) cr_assert(is_reached(points[k]));
+    for (int k = 0; k < FILLS; k++) cr_assert(point_reached(points[k]));
     if (device_run(points[FILLS - 1], d)) {
-      for (uint64_t v = start; v <= last; v++) cr_assert(is_reached(rig_point_make(d, v)));
+      for (uint64_t v = start; v <= last; v++) cr_assert(point_reached(rig_point_make(d, v)));
       uint64_t signaled = 0;
-      expect_status(rig_signaled(d, &signaled), RIG_OK, "rig_signaled");
+      CHECK_OK(rig_signaled(d, &signaled));
       cr_assert_geq(signaled, rig_point_value(points[FILLS - 1]),
                     "a wait's value is reported");
       cr_assert_leq(signaled, rig_submitted(d));
@@ -219,10 +173,10 @@ Test(points, host_code_after_a_wait_follows_the_work) { /* ORD-10, TL-17 */
       continue;
     }
     rig_point_t p = submit_fill(b, 0xa5);
-    expect_status(rig_point_wait(p), RIG_OK, "rig_point_wait");
+    CHECK_OK(rig_point_wait(p));
     expect_bytes(bytes, 65536, 0xa5);
     p = submit_fill(b, 0x5a);
-    while (!is_reached(p)) { /* reached commits, so this loop ends */
+    while (!point_reached(p)) { /* reached commits, so this loop ends */
     }
     expect_bytes(bytes, 65536, 0x5a);
     rig_buffer_unref(b);
@@ -246,12 +200,12 @@ Test(points, values_past_submitted_are_never_reached) { /* INTRO-08, TL-06 */
 
 Test(points, points_of_a_closed_device_answer_for_good) { /* PROP-03, PROP-04, TL-16 */
   char name[32];
-  rig_device_t *d = open_closable(1, name);
+  rig_device_t *d = open_closable(61, name) /* a name of its own, as test_devices.c's 41.. */;
   rig_buffer_t *b = create(d, 1 << 20);
   rig_point_t p = submit_fill(b, 3);
   rig_point_t start = rig_point_make(d, 0);
   uint64_t submitted = rig_submitted(d);
-  expect_status(rig_close(d), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(d));
 
   cr_assert_eq(rig_submitted(d), submitted, "close assigns no value");
   rig_point_t points[] = {p, start, rig_point_make(d, submitted)};
@@ -374,10 +328,10 @@ static bool wait_with_flag_raised(rig_point_t p, rig_device_t *d) {
   uint64_t submitted = rig_submitted(d);
   rig_status_t s = rig_point_wait(p);
   if (s == RIG_OK) {
-    cr_assert(is_reached(p));
+    cr_assert(point_reached(p));
     return false;
   }
-  expect_status(s, RIG_EINTR, "wait with the interrupt flag raised");
+  CHECK_FAILS(RIG_EINTR, s, "wait with the interrupt flag raised");
   cr_assert_null(rig_lost(d), "an interrupted wait loses no device");
   cr_assert_eq(rig_submitted(d), submitted, "an interrupted wait assigns no value");
   interrupt_raised = 0;

@@ -58,6 +58,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
+#include "helpers.h"
+
 #define KIB ((int64_t)1024)
 #define MIB (1024 * KIB)
 #define PAGE ((int64_t)4096)
@@ -67,32 +70,10 @@ static const char *const sim_device_name = "SIM:41";
 
 /* ---- Checking statuses ------------------------------------------------ */
 
-static const char *error_copy(void) {
-  static char text[512];
-  snprintf(text, sizeof text, "%s", rig_last_error());
-  return text;
-}
-
-#define OK(call)                                                                       \
-  do {                                                                                 \
-    rig_status_t ok_status_ = (call);                                                  \
-    cr_assert(ok_status_ == RIG_OK, "%s: %s: %s", #call, rig_status_name(ok_status_),  \
-              error_copy());                                                           \
-  } while (0)
-
-/* call answers status, with a message. */
-#define FAILS(status, call)                                                            \
-  do {                                                                                 \
-    rig_status_t fails_status_ = (call);                                               \
-    cr_assert(fails_status_ == (status), "%s: got %s (%s), want %s", #call,            \
-              rig_status_name(fails_status_), error_copy(), rig_status_name(status));  \
-    cr_assert(error_copy()[0] != '\0', "%s: no message", #call);                       \
-  } while (0)
-
 /* call answers RIG_EIO, with a message and errno_value as rig_error_code(). */
 #define FAILS_EIO(errno_value, call)                                                   \
   do {                                                                                 \
-    FAILS(RIG_EIO, call);                                                              \
+    CHECK_FAILS(RIG_EIO, call);                                                        \
     cr_assert(rig_error_code() == (errno_value), "%s: errno %d (%s), want %d (%s)",    \
               #call, rig_error_code(), strerror(rig_error_code()), (errno_value),      \
               strerror(errno_value));                                                  \
@@ -131,12 +112,6 @@ static int64_t pattern_mismatch(const uint8_t *p, int64_t n, int64_t first, uint
       cr_assert((p)[k_] == (c), "%s: byte %lld is %u, want %u", (what), (long long)k_, \
                 (unsigned)(p)[k_], (unsigned)(c));                                     \
   } while (0)
-
-static uint8_t *allocate_bytes(int64_t n) {
-  uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
-  cr_assert(p != NULL, "malloc(%lld) failed", (long long)n);
-  return p;
-}
 
 /* ---- Files ------------------------------------------------------------ */
 
@@ -260,40 +235,16 @@ static anonymous_files_t anonymous_files(void) {
 
 static rig_device_t *disk_device(void) {
   rig_device_t *d = NULL;
-  OK(rig_disk_device(&d));
+  CHECK_OK(rig_disk_device(&d));
   cr_assert(d != NULL);
-  return d;
-}
-
-static rig_device_t *open_device(const char *name) {
-  rig_device_t *d = NULL;
-  OK(rig_open(name, NULL, &d));
   return d;
 }
 
 static rig_buffer_t *open_file(const char *path, rig_disk_mode_t mode, int64_t offset, int64_t length) {
   rig_buffer_t *b = NULL;
-  OK(rig_disk_open(path, mode, offset, length, &b));
+  CHECK_OK(rig_disk_open(path, mode, offset, length, &b));
   cr_assert(b != NULL);
   return b;
-}
-
-static rig_buffer_t *create_on(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b));
-  return b;
-}
-
-static rig_buffer_t *view_of(rig_buffer_t *b, int64_t first, int64_t n) {
-  rig_buffer_t *v = NULL;
-  OK(rig_buffer_view(b, first, n, &v));
-  return v;
-}
-
-static rig_buffer_t *borrow_on(rig_device_t *d, rig_buffer_t *b) {
-  rig_buffer_t *out = NULL;
-  OK(rig_buffer_borrow(d, b, &out));
-  return out;
 }
 
 /* b's bytes, read back through rig (a staged copy where the host does not
@@ -301,7 +252,7 @@ static rig_buffer_t *borrow_on(rig_device_t *d, rig_buffer_t *b) {
 static uint8_t *buffer_bytes(rig_buffer_t *b) {
   int64_t n = rig_buffer_bytes(b);
   uint8_t *out = allocate_bytes(n);
-  OK(rig_buffer_blit_to_bytes(b, 0, out, n, 0, n));
+  CHECK_OK(rig_buffer_blit_to_bytes(b, 0, out, n, 0, n));
   return out;
 }
 
@@ -310,7 +261,7 @@ static void put_pattern(rig_buffer_t *b, uint8_t seed) {
   int64_t n = rig_buffer_bytes(b);
   uint8_t *p = allocate_bytes(n);
   fill_pattern(p, n, 0, seed);
-  OK(rig_buffer_blit_from_bytes(p, n, 0, b, 0, n));
+  CHECK_OK(rig_buffer_blit_from_bytes(p, n, 0, b, 0, n));
   free(p);
 }
 
@@ -319,11 +270,11 @@ static void put_pattern(rig_buffer_t *b, uint8_t seed) {
  * once the copy is done, with a host point already reached (COPY-57). */
 static void copy_by_io(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *boxes, size_t nboxes) {
   rig_point_t p;
-  OK(rig_buffer_submit_copy(src, dst, boxes, nboxes, NULL, 0, &p));
+  CHECK_OK(rig_buffer_submit_copy(src, dst, boxes, nboxes, NULL, 0, &p));
   cr_assert(rig_point_device(p) == rig_host(), "the point is %s's, want the host's",
             rig_point_device(p) ? rig_device_name(rig_point_device(p)) : "no device");
   bool reached = false;
-  OK(rig_point_reached(p, &reached));
+  CHECK_OK(rig_point_reached(p, &reached));
   cr_assert(reached, "the io copy returned before its point was reached");
 }
 
@@ -358,11 +309,11 @@ static void expect_rows_box(const uint8_t *dst, int64_t n, const rig_box_t *b, u
 static void box_from_file_into(rig_device_t *d) {
   const char *path = make_file(64 * KIB, 4);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ, 0, -1);
-  rig_buffer_t *dst = create_on(d, 16 * KIB);
-  OK(rig_buffer_fill(dst, 0xEE));
+  rig_buffer_t *dst = create(d, 16 * KIB);
+  CHECK_OK(rig_buffer_fill(dst, 0xEE));
   rig_point_t p;
-  OK(rig_buffer_submit_copy(file, dst, &rows_box, 1, NULL, 0, &p));
-  OK(rig_point_wait(p));
+  CHECK_OK(rig_buffer_submit_copy(file, dst, &rows_box, 1, NULL, 0, &p));
+  CHECK_OK(rig_point_wait(p));
   uint8_t *got = buffer_bytes(dst);
   uint8_t outside[16 * KIB];
   memset(outside, 0xEE, sizeof outside);
@@ -376,13 +327,13 @@ static void box_from_file_into(rig_device_t *d) {
 static void box_into_file_from(rig_device_t *d) {
   const char *path = make_file(64 * KIB, 4);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
-  rig_buffer_t *src = create_on(d, 32 * KIB);
+  rig_buffer_t *src = create(d, 32 * KIB);
   put_pattern(src, 5);
   rig_box_t box = {.src_offset = 10, .dst_offset = 500, .width = 777, .rows = 5,
                    .src_pitch = 800, .dst_pitch = 4096};
   rig_point_t p;
-  OK(rig_buffer_submit_copy(src, file, &box, 1, NULL, 0, &p));
-  OK(rig_point_wait(p));
+  CHECK_OK(rig_buffer_submit_copy(src, file, &box, 1, NULL, 0, &p));
+  CHECK_OK(rig_point_wait(p));
   uint8_t *got = file_bytes(path, 0, 64 * KIB);
   uint8_t *before = allocate_bytes(64 * KIB);
   fill_pattern(before, 64 * KIB, 0, 4);
@@ -394,45 +345,45 @@ static void box_into_file_from(rig_device_t *d) {
 }
 
 Test(io, box_of_rows_from_a_file_into_a_memory_device) { /* COPY-45 COPY-04 COPY-57 */
-  rig_device_t *mem = open_device(memory_device_name);
+  rig_device_t *mem = open_named(memory_device_name);
   box_from_file_into(mem);
   /* The io device copies straight into memory the host addresses. */
   const char *path = make_file(64 * KIB, 4);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ, 0, -1);
-  rig_buffer_t *dst = create_on(mem, 16 * KIB);
+  rig_buffer_t *dst = create(mem, 16 * KIB);
   copy_by_io(file, dst, &rows_box, 1);
   rig_buffer_unref(dst);
   rig_buffer_unref(file);
 }
 
 Test(io, box_of_rows_from_a_memory_device_into_a_file) { /* COPY-45 COPY-04 */
-  box_into_file_from(open_device(memory_device_name));
+  box_into_file_from(open_named(memory_device_name));
 }
 
 Test(io, box_of_rows_between_a_file_and_a_sim_device_through_staging) { /* COPY-45 */
-  rig_device_t *sim = open_device(sim_device_name);
+  rig_device_t *sim = open_named(sim_device_name);
   box_from_file_into(sim);
   box_into_file_from(sim);
 }
 
 Test(io, file_into_sim_memory_and_back_through_staging) { /* COPY-04 */
-  rig_device_t *sim = open_device(sim_device_name);
+  rig_device_t *sim = open_named(sim_device_name);
   const int64_t n = 3 * MIB + 123;
   const char *source = make_file(n, 6);
   rig_buffer_t *file = open_file(source, RIG_DISK_READ, 0, -1);
-  rig_buffer_t *device = create_on(sim, n);
+  rig_buffer_t *device = create(sim, n);
   cr_assert(rig_buffer_host(device) == NULL, "the host addresses %s's Device memory: no staging",
             sim_device_name);
-  OK(rig_buffer_copy(file, device));
+  CHECK_OK(rig_buffer_copy(file, device));
   /* Back to the host through a host buffer. */
-  rig_buffer_t *host = create_on(rig_host(), n);
-  OK(rig_buffer_copy(device, host));
+  rig_buffer_t *host = create(rig_host(), n);
+  CHECK_OK(rig_buffer_copy(device, host));
   EXPECT_PATTERN((const uint8_t *)rig_buffer_host(host), n, 0, 6, "file -> SIM -> host");
 
   /* And from sim memory into a file. */
   const char *target = make_file(n, 7);
   rig_buffer_t *out = open_file(target, RIG_DISK_READ_WRITE, 0, -1);
-  OK(rig_buffer_copy(device, out));
+  CHECK_OK(rig_buffer_copy(device, out));
   uint8_t *written = file_bytes(target, 0, n);
   EXPECT_PATTERN(written, n, 0, 6, "SIM -> file");
   free(written);
@@ -446,7 +397,7 @@ Test(io, host_memory_into_a_file_and_back) { /* COPY-04 COPY-57 */
   const int64_t n = MIB + 17;
   const char *path = make_file(n, 1);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
-  rig_buffer_t *src = create_on(rig_host(), n);
+  rig_buffer_t *src = create(rig_host(), n);
   fill_pattern(rig_buffer_host(src), n, 0, 2);
   rig_box_t all = rig_row(0, 0, n);
   copy_by_io(src, file, &all, 1);
@@ -454,7 +405,7 @@ Test(io, host_memory_into_a_file_and_back) { /* COPY-04 COPY-57 */
   EXPECT_PATTERN(written, n, 0, 2, "host -> file");
   free(written);
 
-  rig_buffer_t *back = create_on(rig_host(), n);
+  rig_buffer_t *back = create(rig_host(), n);
   copy_by_io(file, back, &all, 1);
   EXPECT_PATTERN((const uint8_t *)rig_buffer_host(back), n, 0, 2, "file -> host");
   rig_buffer_unref(back);
@@ -468,20 +419,20 @@ Test(io, host_memory_into_a_file_and_back) { /* COPY-04 COPY-57 */
 static void round_trip_range(const char *path, int64_t file_size, int64_t offset, int64_t n,
                              int64_t host_offset) {
   const int64_t host_bytes = 256 * KIB;
-  rig_buffer_t *host = create_on(rig_host(), host_bytes);
+  rig_buffer_t *host = create(rig_host(), host_bytes);
   uint8_t *h = rig_buffer_host(host);
   cr_assert((uintptr_t)h % PAGE == 0, "a host buffer of 256 KiB does not start on a page");
   memset(h, 0xEE, (size_t)host_bytes);
 
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, offset, n);
-  rig_buffer_t *part = view_of(host, host_offset, n);
-  OK(rig_buffer_copy(file, part));
+  rig_buffer_t *part = view(host, host_offset, n);
+  CHECK_OK(rig_buffer_copy(file, part));
   EXPECT_PATTERN(h + host_offset, n, offset, 8, "file -> host");
   EXPECT_BYTE(h, host_offset, 0xEE, "host bytes before the range");
   EXPECT_BYTE(h + host_offset + n, host_bytes - host_offset - n, 0xEE, "host bytes after the range");
 
   fill_pattern(h + host_offset, n, 0, 9);
-  OK(rig_buffer_copy(part, file));
+  CHECK_OK(rig_buffer_copy(part, file));
   uint8_t *now = file_bytes(path, 0, file_size);
   EXPECT_PATTERN(now, offset, 0, 8, "file bytes before the range");
   EXPECT_PATTERN(now + offset, n, 0, 9, "host -> file");
@@ -519,12 +470,12 @@ Test(io, fill_of_a_file_is_written_through_the_io_device) { /* COPY-38 COPY-93 *
   const char *path = make_file(size, 3);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
   const int64_t first = 1000, n = size - 3000;
-  rig_buffer_t *part = view_of(file, first, n);
+  rig_buffer_t *part = view(file, first, n);
   rig_point_t p;
-  OK(rig_buffer_submit_fill(part, 0x5A, NULL, 0, &p));
+  CHECK_OK(rig_buffer_submit_fill(part, 0x5A, NULL, 0, &p));
   cr_assert(rig_point_device(p) == rig_host(), "a fill the io device writes has a host point");
   bool reached = false;
-  OK(rig_point_reached(p, &reached));
+  CHECK_OK(rig_point_reached(p, &reached));
   cr_assert(reached, "the fill returned before its point was reached");
   uint8_t *now = file_bytes(path, 0, size);
   EXPECT_PATTERN(now, first, 0, 3, "bytes before the fill");
@@ -533,7 +484,7 @@ Test(io, fill_of_a_file_is_written_through_the_io_device) { /* COPY-38 COPY-93 *
   free(now);
 
   /* rig_buffer_fill of the whole file. */
-  OK(rig_buffer_fill(file, 0xA5));
+  CHECK_OK(rig_buffer_fill(file, 0xA5));
   now = file_bytes(path, 0, size);
   EXPECT_BYTE(now, size, 0xA5, "the whole file filled");
   free(now);
@@ -548,18 +499,18 @@ Test(io, a_region_opened_for_reading_refuses_writes) { /* BUF-37 BPROP-12 COPY-6
   rig_buffer_t *rw = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
   cr_assert(rig_buffer_access(ro) == RIG_ACCESS_READ, "a region opened for reading admits Read only");
   cr_assert(rig_buffer_access(rw) == RIG_ACCESS_READ_WRITE, "a region opened for writing admits Read_write");
-  rig_buffer_t *ro_part = view_of(ro, 4096, 4096);
+  rig_buffer_t *ro_part = view(ro, 4096, 4096);
   cr_assert(rig_buffer_access(ro_part) == RIG_ACCESS_READ, "a view admits what its buffer admits");
 
-  rig_buffer_t *host = create_on(rig_host(), n);
+  rig_buffer_t *host = create(rig_host(), n);
   memset(rig_buffer_host(host), 0x11, (size_t)n);
   rig_box_t all = rig_row(0, 0, n);
   rig_point_t p;
-  FAILS(RIG_EINVAL, rig_buffer_submit_copy(host, ro, &all, 1, NULL, 0, &p));
-  FAILS(RIG_EINVAL, rig_buffer_copy(host, ro));
-  FAILS(RIG_EINVAL, rig_buffer_fill(ro, 0));
-  FAILS(RIG_EINVAL, rig_buffer_fill(ro_part, 0));
-  FAILS(RIG_EINVAL, rig_buffer_blit_from_bytes(rig_buffer_host(host), n, 0, ro, 0, 16));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(host, ro, &all, 1, NULL, 0, &p));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(host, ro));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_fill(ro, 0));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_fill(ro_part, 0));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_blit_from_bytes(rig_buffer_host(host), n, 0, ro, 0, 16));
   uint8_t *now = file_bytes(path, 0, n);
   EXPECT_PATTERN(now, n, 0, 2, "the file after the refused writes");
   free(now);
@@ -578,21 +529,21 @@ Test(io, a_copy_from_a_truncated_file_answers_eio) { /* COPY-08 COPY-75 ERR-21 *
   cr_assert(truncate(path, 256 * KIB) == 0, "truncate: %s", strerror(errno));
   /* Each kind of destination: host memory, a memory device's, a sim
    * device's through staging.  A SIGBUS would end the test as a crash. */
-  rig_device_t *targets[] = {rig_host(), open_device(memory_device_name), open_device(sim_device_name)};
+  rig_device_t *targets[] = {rig_host(), open_named(memory_device_name), open_named(sim_device_name)};
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-    rig_buffer_t *dst = create_on(targets[i], n);
+    rig_buffer_t *dst = create(targets[i], n);
     FAILS_EIO(EIO, rig_buffer_copy(file, dst));
     rig_buffer_unref(dst);
   }
   rig_point_t p;
-  rig_buffer_t *dst = create_on(rig_host(), n);
+  rig_buffer_t *dst = create(rig_host(), n);
   rig_box_t all = rig_row(0, 0, n);
   FAILS_EIO(EIO, rig_buffer_submit_copy(file, dst, &all, 1, NULL, 0, &p));
 
   /* The device serves on: the bytes that remain copy. */
-  rig_buffer_t *left = view_of(file, 0, 256 * KIB);
-  rig_buffer_t *dst_part = view_of(dst, 0, 256 * KIB);
-  OK(rig_buffer_copy(left, dst_part));
+  rig_buffer_t *left = view(file, 0, 256 * KIB);
+  rig_buffer_t *dst_part = view(dst, 0, 256 * KIB);
+  CHECK_OK(rig_buffer_copy(left, dst_part));
   EXPECT_PATTERN((const uint8_t *)rig_buffer_host(dst), 256 * KIB, 0, 5, "the bytes the file kept");
   cr_assert(rig_lost(disk_device()) == NULL, "an io error lost DISK");
   rig_buffer_unref(dst_part);
@@ -605,11 +556,11 @@ Test(io, a_copy_never_reads_a_truncated_files_mapped_pages) { /* COPY-07 COPY-08
   const int64_t n = 256 * KIB;
   const char *path = make_file(n, 5);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ, 0, -1);
-  rig_buffer_t *pages = borrow_on(rig_host(), file);
+  rig_buffer_t *pages = borrow_or_null(rig_host(), file);
   cr_assert(pages != NULL && rig_buffer_host(pages) != NULL, "the host maps no page of the file");
   cr_assert(truncate(path, 0) == 0, "truncate: %s", strerror(errno));
   /* A copy that read the mapped pages would raise SIGBUS here. */
-  rig_buffer_t *dst = create_on(rig_host(), n);
+  rig_buffer_t *dst = create(rig_host(), n);
   FAILS_EIO(EIO, rig_buffer_copy(file, dst));
   rig_buffer_unref(dst);
   rig_buffer_unref(pages);
@@ -639,7 +590,7 @@ static void copy_while_truncated(const char *path, int64_t n, rig_device_t *d, i
   /* Out of the page cache, so the copy reads the disk and lasts. */
   cr_assert(fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ, 0, -1);
-  rig_buffer_t *dst = create_on(d, n);
+  rig_buffer_t *dst = create(d, n);
   truncation_t t = {.fd = fd, .size = cut_to};
   pthread_t thread;
   cr_assert(pthread_create(&thread, NULL, truncate_when_told, &t) == 0);
@@ -670,7 +621,7 @@ Test(io, a_file_truncated_during_a_long_copy) { /* COPY-08 COPY-75 */
   const char *path = make_file(0, 7);
   copy_while_truncated(path, n, rig_host(), 0);
   copy_while_truncated(path, n, rig_host(), n / 2 + 1);
-  copy_while_truncated(path, n, open_device(sim_device_name), n / 2);
+  copy_while_truncated(path, n, open_named(sim_device_name), n / 2);
 }
 
 /* ---- Two opens, io memory and borrows of it --------------------------- */
@@ -683,8 +634,8 @@ Test(io, two_opens_of_one_file_share_no_byte) { /* COPY-09 COPY-65 */
   cr_assert(!rig_buffer_overlaps(a, b), "two opens of one file overlap");
   cr_assert(!rig_buffer_share_byte(a, b), "two opens of one file share a byte");
   /* Bytes 0..4K of one into bytes 8K..12K of the other: allowed. */
-  rig_buffer_t *from = view_of(a, 0, 4 * KIB), *to = view_of(b, 8 * KIB, 4 * KIB);
-  OK(rig_buffer_copy(from, to));
+  rig_buffer_t *from = view(a, 0, 4 * KIB), *to = view(b, 8 * KIB, 4 * KIB);
+  CHECK_OK(rig_buffer_copy(from, to));
   uint8_t *now = file_bytes(path, 0, n);
   EXPECT_PATTERN(now + 8 * KIB, 4 * KIB, 0, 3, "bytes copied between two opens");
   EXPECT_PATTERN(now, 8 * KIB, 0, 3, "bytes before");
@@ -692,11 +643,11 @@ Test(io, two_opens_of_one_file_share_no_byte) { /* COPY-09 COPY-65 */
   free(now);
 
   /* Between io memory and a borrow of it: refused, even on bytes apart. */
-  rig_buffer_t *pages = borrow_on(rig_host(), a);
+  rig_buffer_t *pages = borrow_or_null(rig_host(), a);
   cr_assert(pages != NULL, "the host maps no page of the file");
-  rig_buffer_t *page_part = view_of(pages, 8 * KIB, 4 * KIB);
-  FAILS(RIG_EINVAL, rig_buffer_copy(from, page_part));
-  FAILS(RIG_EINVAL, rig_buffer_copy(page_part, from));
+  rig_buffer_t *page_part = view(pages, 8 * KIB, 4 * KIB);
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(from, page_part));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(page_part, from));
   rig_buffer_unref(page_part);
   rig_buffer_unref(pages);
   rig_buffer_unref(to);
@@ -709,10 +660,10 @@ Test(io, borrows_of_file_memory_map_its_pages) { /* MACH-17 */
   const int64_t n = 64 * KIB;
   const char *path = make_file(n, 6);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
-  rig_device_t *borrowers[] = {rig_host(), open_device(memory_device_name)};
+  rig_device_t *borrowers[] = {rig_host(), open_named(memory_device_name)};
   for (size_t i = 0; i < sizeof borrowers / sizeof borrowers[0]; i++) {
     const char *name = rig_device_name(borrowers[i]);
-    rig_buffer_t *pages = borrow_on(borrowers[i], file);
+    rig_buffer_t *pages = borrow_or_null(borrowers[i], file);
     cr_assert(pages != NULL, "%s does not borrow file memory that starts on a page", name);
     cr_assert(rig_buffer_device(pages) == borrowers[i]);
     cr_assert(rig_buffer_is_borrowed(pages) && rig_buffer_bytes(pages) == n);
@@ -722,7 +673,7 @@ Test(io, borrows_of_file_memory_map_its_pages) { /* MACH-17 */
     rig_buffer_unref(pages);
   }
   /* The pages are the file's: a host write through them reaches it. */
-  rig_buffer_t *pages = borrow_on(rig_host(), file);
+  rig_buffer_t *pages = borrow_or_null(rig_host(), file);
   memset(rig_buffer_host(pages), 0x77, 100);
   rig_buffer_unref(pages);
   uint8_t *now = file_bytes(path, 0, 200);
@@ -734,29 +685,29 @@ Test(io, borrows_of_file_memory_map_its_pages) { /* MACH-17 */
 
 Test(io, the_io_device_and_other_devices_never_reach_each_other) { /* MACH-14 BUF-12 BUF-13 */
   rig_device_t *disk = disk_device();
-  rig_device_t *others[] = {rig_host(), open_device(memory_device_name), open_device(sim_device_name)};
+  rig_device_t *others[] = {rig_host(), open_named(memory_device_name), open_named(sim_device_name)};
   cr_assert(rig_reaches(disk, disk), "a device reaches its own memory");
   for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
     const char *name = rig_device_name(others[i]);
     cr_assert(!rig_reaches(disk, others[i]), "DISK reaches %s", name);
     cr_assert(!rig_reaches(others[i], disk), "%s reaches DISK", name);
     /* Memory of another device never borrows on DISK, on a page or empty. */
-    rig_buffer_t *b = create_on(others[i], 64 * KIB), *empty = create_on(others[i], 0);
+    rig_buffer_t *b = create(others[i], 64 * KIB), *empty = create(others[i], 0);
     rig_buffer_t *out = (rig_buffer_t *)1;
-    OK(rig_buffer_borrow(disk, b, &out));
+    CHECK_OK(rig_buffer_borrow(disk, b, &out));
     cr_assert(out == NULL, "%s's memory borrows on DISK", name);
     out = (rig_buffer_t *)1;
-    OK(rig_buffer_borrow(disk, empty, &out));
+    CHECK_OK(rig_buffer_borrow(disk, empty, &out));
     cr_assert(out == NULL, "%s's empty memory borrows on DISK", name);
     rig_buffer_unref(empty);
     rig_buffer_unref(b);
   }
   /* DISK's empty memory borrows on every other device. */
   const char *path = make_file(4 * KIB, 0);
-  rig_buffer_t *empties[] = {open_file(path, RIG_DISK_READ, 0, 0), create_on(disk, 0)};
+  rig_buffer_t *empties[] = {open_file(path, RIG_DISK_READ, 0, 0), create(disk, 0)};
   for (size_t e = 0; e < 2; e++)
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-      rig_buffer_t *out = borrow_on(others[i], empties[e]);
+      rig_buffer_t *out = borrow_or_null(others[i], empties[e]);
       cr_assert(out != NULL, "DISK's empty memory does not borrow on %s", rig_device_name(others[i]));
       cr_assert(rig_buffer_bytes(out) == 0);
       rig_buffer_unref(out);
@@ -786,10 +737,10 @@ Test(io, properties_of_the_io_device) { /* DEV-01 PROP-16 PROP-18 PROP-20 PROP-2
   uint64_t submitted = rig_submitted(disk);
   const char *path = make_file(64 * KIB, 1);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
-  rig_buffer_t *host = create_on(rig_host(), 64 * KIB);
-  OK(rig_buffer_copy(file, host));
-  OK(rig_buffer_copy(host, file));
-  OK(rig_buffer_fill(file, 1));
+  rig_buffer_t *host = create(rig_host(), 64 * KIB);
+  CHECK_OK(rig_buffer_copy(file, host));
+  CHECK_OK(rig_buffer_copy(host, file));
+  CHECK_OK(rig_buffer_fill(file, 1));
   cr_assert(rig_submitted(disk) == submitted, "DISK's timeline moved from %llu to %llu",
             (unsigned long long)submitted, (unsigned long long)rig_submitted(disk));
   rig_buffer_unref(host);
@@ -804,27 +755,27 @@ Test(io, buffers_over_file_memory) { /* BPROP-02 BPROP-09 BUF-14 HACC-18 BUF-38 
   cr_assert(rig_buffer_device(file) == disk && rig_buffer_bytes(file) == 5000);
   cr_assert(rig_buffer_spans(file) && !rig_buffer_is_borrowed(file));
   cr_assert(rig_buffer_host(file) == NULL, "the host addresses io memory directly");
-  rig_buffer_t *part = view_of(file, 10, 100);
+  rig_buffer_t *part = view(file, 10, 100);
   cr_assert(!rig_buffer_spans(part) && rig_buffer_device(part) == disk);
-  rig_buffer_t *whole = view_of(file, 0, 5000);
+  rig_buffer_t *whole = view(file, 0, 5000);
   cr_assert(rig_buffer_spans(whole));
 
   /* New memory with empty stamps, which no device borrowed: nothing to wait for. */
   bool reached = false;
-  OK(rig_buffer_reached(file, RIG_ACCESS_READ_WRITE, &reached));
+  CHECK_OK(rig_buffer_reached(file, RIG_ACCESS_READ_WRITE, &reached));
   cr_assert(reached, "new file memory has work to wait for");
-  OK(rig_buffer_wait(file, RIG_ACCESS_READ_WRITE));
+  CHECK_OK(rig_buffer_wait(file, RIG_ACCESS_READ_WRITE));
 
   /* Outside the claims: free returns false and changes nothing. */
   bool freed = true;
-  OK(rig_buffer_free(file, NULL, &freed));
+  CHECK_OK(rig_buffer_free(file, NULL, &freed));
   cr_assert(!freed && rig_buffer_dead(file) == NULL, "free took file memory");
 
   bool aligned;
-  FAILS(RIG_EINVAL, rig_buffer_aligned(file, 0, 1, &aligned));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_aligned(file, 0, 1, &aligned));
   uint64_t handle;
   int64_t offset;
-  FAILS(RIG_EINVAL, rig_buffer_handle(file, &handle, &offset));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_handle(file, &handle, &offset));
 
   /* The range is the file's bytes from its offset. */
   uint8_t *got = buffer_bytes(file);
@@ -838,13 +789,13 @@ Test(io, buffers_over_file_memory) { /* BPROP-02 BPROP-09 BUF-14 HACC-18 BUF-38 
 Test(io, disk_open_refusals) { /* rig/disk.h */
   const char *path = make_file(4096, 0);
   rig_buffer_t *b = (rig_buffer_t *)1;
-  FAILS(RIG_EINVAL, rig_disk_open(NULL, RIG_DISK_READ, 0, -1, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_disk_open(NULL, RIG_DISK_READ, 0, -1, &b));
   cr_assert(b == NULL);
-  FAILS(RIG_EINVAL, rig_disk_open(path, (rig_disk_mode_t)7, 0, -1, &b));
-  FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, 4097, -1, &b));
-  FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, 4000, 97, &b));
-  FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, -1, 1, &b));
-  FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, 0, -2, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_disk_open(path, (rig_disk_mode_t)7, 0, -1, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, 4097, -1, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, 4000, 97, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, -1, 1, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_disk_open(path, RIG_DISK_READ, 0, -2, &b));
   char missing[PATH_MAX];
   snprintf(missing, sizeof missing, "%s.missing", path);
   FAILS_EIO(ENOENT, rig_disk_open(missing, RIG_DISK_READ, 0, -1, &b));
@@ -860,13 +811,13 @@ Test(io, disk_open_refusals) { /* rig/disk.h */
 Test(io, the_file_closes_once_no_buffer_over_it_remains) { /* BUF-39 */
   const char *path = make_file(MIB, 4);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ, 0, -1);
-  rig_buffer_t *part = view_of(file, PAGE, 64 * KIB);
-  rig_buffer_t *host = create_on(rig_host(), MIB);
-  OK(rig_buffer_copy(file, host)); /* the engine may open the file again, for O_DIRECT */
+  rig_buffer_t *part = view(file, PAGE, 64 * KIB);
+  rig_buffer_t *host = create(rig_host(), MIB);
+  CHECK_OK(rig_buffer_copy(file, host)); /* the engine may open the file again, for O_DIRECT */
   rig_buffer_unref(file);
   cr_assert(descriptors_on_path(path) > 0, "the file closed while a view over it remains");
-  rig_buffer_t *dst = view_of(host, 0, 64 * KIB);
-  OK(rig_buffer_copy(part, dst));
+  rig_buffer_t *dst = view(host, 0, 64 * KIB);
+  CHECK_OK(rig_buffer_copy(part, dst));
   rig_buffer_unref(dst);
   rig_buffer_unref(part);
   /* A call that moves collected memory (RECL-16). */
@@ -887,11 +838,11 @@ Test(io, scratch_memory_on_disk_returns_when_released) { /* BUF-27 RECL-14 RECL-
   rig_buffer_t *scratch[3];
   const int64_t n = MIB + 3; /* counts as MIB + 4: whole words */
   for (int i = 0; i < 3; i++) {
-    OK(rig_buffer_create(disk, n, kinds[i], &scratch[i]));
+    CHECK_OK(rig_buffer_create(disk, n, kinds[i], &scratch[i]));
     cr_assert(rig_buffer_device(scratch[i]) == disk && rig_buffer_bytes(scratch[i]) == n);
     cr_assert(rig_buffer_host(scratch[i]) == NULL);
     void *region = NULL;
-    OK(rig_buffer_io(scratch[i], RIG_DISK_KEY, &region));
+    CHECK_OK(rig_buffer_io(scratch[i], RIG_DISK_KEY, &region));
     cr_assert(region != NULL, "scratch memory is not the disk library's");
     put_pattern(scratch[i], (uint8_t)i);
   }
@@ -907,7 +858,7 @@ Test(io, scratch_memory_on_disk_returns_when_released) { /* BUF-27 RECL-14 RECL-
   /* No cache holds io memory: a call that moves collected memory on DISK
    * (RECL-16) returns it, without free_cache. */
   rig_buffer_t *empty = NULL;
-  OK(rig_buffer_create(disk, 0, RIG_MEMORY_DEVICE, &empty));
+  CHECK_OK(rig_buffer_create(disk, 0, RIG_MEMORY_DEVICE, &empty));
   rig_buffer_unref(empty);
   cr_assert(rig_allocated(disk) == before, "allocated %lld after the release, want %lld",
             (long long)rig_allocated(disk), (long long)before);
@@ -930,13 +881,10 @@ Test(io, an_allocation_over_the_io_budget_answers_enomem) { /* RECL-35 RECL-45 *
   rig_device_t *disk = disk_device();
   cr_assert(rig_budget(disk) == MIB, "budget %lld with RIG_DISK=budget=1M", (long long)rig_budget(disk));
   rig_buffer_t *b = (rig_buffer_t *)1;
-  FAILS(RIG_ENOMEM, rig_buffer_create(disk, 2 * MIB, RIG_MEMORY_DEVICE, &b));
-  cr_assert(rig_error_device() == disk, "RIG_ENOMEM names %s",
-            rig_error_device() ? rig_device_name(rig_error_device()) : "no device");
-  cr_assert(rig_error_bytes() == 2 * MIB, "RIG_ENOMEM for %lld bytes", (long long)rig_error_bytes());
+  CHECK_NO_MEMORY(disk, 2 * MIB, rig_buffer_create(disk, 2 * MIB, RIG_MEMORY_DEVICE, &b));
   cr_assert(rig_allocated(disk) == 0);
   /* Within the budget: allowed; counted. */
-  OK(rig_buffer_create(disk, 512 * KIB, RIG_MEMORY_DEVICE, &b));
+  CHECK_OK(rig_buffer_create(disk, 512 * KIB, RIG_MEMORY_DEVICE, &b));
   cr_assert(rig_allocated(disk) == 512 * KIB);
   rig_buffer_unref(b);
 }
@@ -945,38 +893,38 @@ Test(io, buffer_io_answers_the_region_for_its_key) { /* LOW-10 LOW-11 LOW-12 */
   const char *path = make_file(64 * KIB, 1);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
   void *region = NULL, *again = (void *)1;
-  OK(rig_buffer_io(file, RIG_DISK_KEY, &region));
+  CHECK_OK(rig_buffer_io(file, RIG_DISK_KEY, &region));
   cr_assert(region != NULL, "rig_buffer_io answers no region for the disk library's key");
   /* A view and a borrow lie in the same region. */
-  rig_buffer_t *part = view_of(file, 100, 100);
-  OK(rig_buffer_io(part, RIG_DISK_KEY, &again));
+  rig_buffer_t *part = view(file, 100, 100);
+  CHECK_OK(rig_buffer_io(part, RIG_DISK_KEY, &again));
   cr_assert(again == region, "a view lies in another region");
-  rig_buffer_t *pages = borrow_on(rig_host(), file);
+  rig_buffer_t *pages = borrow_or_null(rig_host(), file);
   again = (void *)1;
-  OK(rig_buffer_io(pages, RIG_DISK_KEY, &again));
+  CHECK_OK(rig_buffer_io(pages, RIG_DISK_KEY, &again));
   cr_assert(again == region, "a borrow of file memory lies in another region");
   /* Another open of the file is another region. */
   rig_buffer_t *second = open_file(path, RIG_DISK_READ, 0, -1);
-  OK(rig_buffer_io(second, RIG_DISK_KEY, &again));
+  CHECK_OK(rig_buffer_io(second, RIG_DISK_KEY, &again));
   cr_assert(again != NULL && again != region, "two opens share a region");
 
   /* Another key, or memory that is not an io device's: NULL. */
   again = (void *)1;
-  OK(rig_buffer_io(file, "another.library", &again));
+  CHECK_OK(rig_buffer_io(file, "another.library", &again));
   cr_assert(again == NULL, "a region for another library's key");
-  rig_buffer_t *host = create_on(rig_host(), 4096);
-  rig_buffer_t *mem = create_on(open_device(memory_device_name), 4096);
+  rig_buffer_t *host = create(rig_host(), 4096);
+  rig_buffer_t *mem = create(open_named(memory_device_name), 4096);
   rig_buffer_t *not_io[] = {host, mem};
   for (int i = 0; i < 2; i++) {
     again = (void *)1;
-    OK(rig_buffer_io(not_io[i], RIG_DISK_KEY, &again));
+    CHECK_OK(rig_buffer_io(not_io[i], RIG_DISK_KEY, &again));
     cr_assert(again == NULL, "a region for %s's memory", rig_device_name(rig_buffer_device(not_io[i])));
   }
   /* A dead buffer. */
   bool freed = false;
-  OK(rig_buffer_free(host, NULL, &freed));
+  CHECK_OK(rig_buffer_free(host, NULL, &freed));
   cr_assert(freed && rig_buffer_dead(host) != NULL);
-  FAILS(RIG_EINVAL, rig_buffer_io(host, RIG_DISK_KEY, &again));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_io(host, RIG_DISK_KEY, &again));
   rig_buffer_unref(mem);
   rig_buffer_unref(host);
   rig_buffer_unref(second);
@@ -990,16 +938,20 @@ static int never_used_region;
 
 Test(io, of_io_refusals) { /* BUF-40 BUF-41 BUF-42 */
   rig_device_t *disk = disk_device();
-  rig_device_t *not_io[] = {rig_host(), open_device(memory_device_name), open_device(sim_device_name)};
+  rig_device_t *not_io[] = {rig_host(), open_named(memory_device_name), open_named(sim_device_name)};
   rig_buffer_t *b = (rig_buffer_t *)1;
   for (size_t i = 0; i < sizeof not_io / sizeof not_io[0]; i++) {
-    FAILS(RIG_EINVAL, rig_buffer_of_io(not_io[i], RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, 4, &b));
+    CHECK_FAILS(RIG_EINVAL,
+                rig_buffer_of_io(not_io[i], RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, 4, &b));
     cr_assert(b == NULL);
   }
-  FAILS(RIG_EINVAL, rig_buffer_of_io(NULL, RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, 4, &b));
-  FAILS(RIG_EINVAL, rig_buffer_of_io(disk, "another.library", &never_used_region, RIG_ACCESS_READ, 4, &b));
-  FAILS(RIG_EINVAL, rig_buffer_of_io(disk, NULL, &never_used_region, RIG_ACCESS_READ, 4, &b));
-  FAILS(RIG_EINVAL, rig_buffer_of_io(disk, RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, -1, &b));
+  CHECK_FAILS(RIG_EINVAL,
+              rig_buffer_of_io(NULL, RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, 4, &b));
+  CHECK_FAILS(RIG_EINVAL,
+              rig_buffer_of_io(disk, "another.library", &never_used_region, RIG_ACCESS_READ, 4, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_of_io(disk, NULL, &never_used_region, RIG_ACCESS_READ, 4, &b));
+  CHECK_FAILS(RIG_EINVAL,
+              rig_buffer_of_io(disk, RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, -1, &b));
   cr_assert(b == NULL);
 }
 
@@ -1007,16 +959,15 @@ Test(io, close_of_the_io_device) { /* DEV-50 DEV-43 BUF-43 DEV-05 */
   const char *path = make_file(64 * KIB, 2);
   rig_device_t *disk = disk_device();
   rig_buffer_t *file = open_file(path, RIG_DISK_READ, 0, -1);
-  OK(rig_close(disk));
+  CHECK_OK(rig_close(disk));
   cr_assert(rig_lost(disk) != NULL && strcmp(rig_lost(disk), "closed") == 0, "lost: %s",
             rig_lost(disk) ? rig_lost(disk) : "(live)");
   rig_buffer_t *b = (rig_buffer_t *)1;
-  FAILS(RIG_ELOST, rig_buffer_of_io(disk, RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, 4, &b));
-  cr_assert(rig_error_device() == disk);
+  CHECK_LOST(disk, rig_buffer_of_io(disk, RIG_DISK_KEY, &never_used_region, RIG_ACCESS_READ, 4, &b));
   cr_assert(b == NULL);
-  rig_buffer_t *host = create_on(rig_host(), 64 * KIB);
-  FAILS(RIG_ELOST, rig_buffer_copy(file, host));
-  FAILS(RIG_ELOST, rig_buffer_create(disk, 16, RIG_MEMORY_DEVICE, &b));
+  rig_buffer_t *host = create(rig_host(), 64 * KIB);
+  CHECK_LOST(disk, rig_buffer_copy(file, host));
+  CHECK_LOST(disk, rig_buffer_create(disk, 16, RIG_MEMORY_DEVICE, &b));
   rig_buffer_unref(file);
 
   /* The name opens a new device, which serves. */
@@ -1024,7 +975,7 @@ Test(io, close_of_the_io_device) { /* DEV-50 DEV-43 BUF-43 DEV-05 */
   cr_assert(!rig_device_equal(next, disk) && rig_lost(next) == NULL);
   file = open_file(path, RIG_DISK_READ, 0, -1);
   cr_assert(rig_buffer_device(file) == next);
-  OK(rig_buffer_copy(file, host));
+  CHECK_OK(rig_buffer_copy(file, host));
   EXPECT_PATTERN((const uint8_t *)rig_buffer_host(host), 64 * KIB, 0, 2, "a file read after a reopen");
   rig_buffer_unref(file);
   rig_buffer_unref(host);
@@ -1057,7 +1008,7 @@ Test(io, a_write_the_file_system_refuses_answers_eio) { /* COPY-75 COPY-100 ERR-
   const int64_t n = 256 * KIB;
   const char *path = make_file(n, 1);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
-  rig_buffer_t *host = create_on(rig_host(), n);
+  rig_buffer_t *host = create(rig_host(), n);
   memset(rig_buffer_host(host), 0x33, (size_t)n);
   /* Writes past the file size limit fail with EFBIG (SIGXFSZ ignored). */
   signal(SIGXFSZ, SIG_IGN);
@@ -1072,10 +1023,11 @@ Test(io, a_write_the_file_system_refuses_answers_eio) { /* COPY-75 COPY-100 ERR-
   cr_assert(setrlimit(RLIMIT_FSIZE, &old) == 0);
   cr_assert(fill == RIG_EIO && fill_code == EFBIG, "fill past the limit: %s, errno %d",
             rig_status_name(fill), fill_code);
-  cr_assert(copy == RIG_EIO && copy_code == EFBIG && error_copy()[0] != '\0',
-            "copy past the limit: %s, errno %d (%s)", rig_status_name(copy), copy_code, error_copy());
+  cr_assert(copy == RIG_EIO && copy_code == EFBIG && check_error_copy()[0] != '\0',
+            "copy past the limit: %s, errno %d (%s)", rig_status_name(copy), copy_code,
+            check_error_copy());
   /* Within the limit again, the device writes. */
-  OK(rig_buffer_copy(host, file));
+  CHECK_OK(rig_buffer_copy(host, file));
   uint8_t *now = file_bytes(path, 0, n);
   EXPECT_BYTE(now, n, 0x33, "the file after the limit was lifted");
   free(now);

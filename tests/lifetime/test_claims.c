@@ -42,115 +42,22 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include "sim_inject.h"
+#include "check.h"
+#include "helpers.h"
 
 #define KIB ((int64_t)1024)
 
-/* ---- Checking statuses ------------------------------------------------ */
-
-/* The last error's text, copied right after the failing call: the
- * library's pointer lasts only until the thread's next call into rig. */
-static const char *error_copy(void) {
-  static char text[512];
-  snprintf(text, sizeof text, "%s", rig_last_error());
-  return text;
-}
-
-#define OK(call)                                                                  \
-  do {                                                                            \
-    rig_status_t ok_status_ = (call);                                             \
-    cr_assert(ok_status_ == RIG_OK, "%s: %s: %s", #call, rig_status_name(ok_status_), \
-              error_copy());                                                      \
-  } while (0)
-
-/* call answers code, with a message. */
-#define FAILS(code, call)                                                         \
-  do {                                                                            \
-    rig_status_t fails_status_ = (call);                                          \
-    const char *fails_why_ = error_copy();                                        \
-    cr_assert(fails_status_ == (code), "%s: got %s (%s), want %s", #call,         \
-              rig_status_name(fails_status_), fails_why_, rig_status_name(code)); \
-    cr_assert(fails_why_[0] != '\0', "%s: no message", #call);                    \
-  } while (0)
+/* ---- Checking statuses and buffers' states ------------------------------ */
 
 /* call answers RIG_EINVAL, and its message names the reason the buffer's
  * memory was consumed or its borrow ended (BUF-69). */
 #define FAILS_NAMING(reason, call)                                                \
   do {                                                                            \
-    FAILS(RIG_EINVAL, call);                                                      \
-    cr_assert(strstr(error_copy(), (reason)) != NULL,                             \
-              "%s: the message \"%s\" does not name \"%s\"", #call, error_copy(), (reason)); \
+    CHECK_FAILS(RIG_EINVAL, call);                                                \
+    cr_assert(strstr(check_error_copy(), (reason)) != NULL,                       \
+              "%s: the message \"%s\" does not name \"%s\"", #call, check_error_copy(), (reason)); \
   } while (0)
-
-/* ---- Devices and buffers ---------------------------------------------- */
-
-static rig_device_t *open_with(const char *name, const char *config) {
-  rig_open_options_t o = {sizeof o, config};
-  rig_device_t *d = NULL;
-  OK(rig_open(name, &o, &d));
-  cr_assert_not_null(d);
-  return d;
-}
-
-static const rig_sim_inject_t *inject(rig_device_t *d) {
-  const rig_sim_inject_t *inj = rig_device_capability(d, RIG_SIM_INJECT_KEY);
-  cr_assert_not_null(inj, "%s declares the sim's injection capability", rig_device_name(d));
-  return inj;
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b));
-  cr_assert_not_null(b);
-  return b;
-}
-
-static rig_buffer_t *view(rig_buffer_t *b, int64_t first, int64_t length) {
-  rig_buffer_t *v = NULL;
-  OK(rig_buffer_view(b, first, length, &v));
-  return v;
-}
-
-static rig_buffer_t *borrow(rig_device_t *d, rig_buffer_t *b) {
-  rig_buffer_t *out = NULL;
-  OK(rig_buffer_borrow(d, b, &out));
-  cr_assert_not_null(out, "%s borrows the buffer", rig_device_name(d));
-  return out;
-}
-
-static rig_point_t submit_fill(rig_buffer_t *b, uint8_t c) {
-  rig_point_t p;
-  OK(rig_buffer_submit_fill(b, c, NULL, 0, &p));
-  return p;
-}
-
-static rig_point_t submit_copy_all(rig_buffer_t *src, rig_buffer_t *dst) {
-  rig_box_t row = rig_row(0, 0, rig_buffer_bytes(src));
-  rig_point_t p;
-  OK(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p));
-  return p;
-}
-
-static bool point_reached(rig_point_t p) {
-  bool reached = false;
-  OK(rig_point_reached(p, &reached));
-  return reached;
-}
-
-/* rig_buffer_free's answer, the call having succeeded. */
-static bool try_free(rig_buffer_t *b, const char *why) {
-  bool freed = true;
-  OK(rig_buffer_free(b, why, &freed));
-  return freed;
-}
-
-static bool try_unborrow(rig_buffer_t *b, const char *why) {
-  bool ended = true;
-  OK(rig_buffer_unborrow(b, why, &ended));
-  return ended;
-}
 
 static void assert_dead_with(rig_buffer_t *b, const char *why) {
   const char *dead = rig_buffer_dead(b);
@@ -165,21 +72,11 @@ static void assert_live(rig_buffer_t *b, const char *what) {
   cr_assert_null(rig_buffer_why(b));
 }
 
-static int read_nothing(void *bytes, int64_t n, void *context) {
-  (void)bytes, (void)n, (void)context;
-  return 0;
-}
-
-static int write_nothing(void *bytes, int64_t n, void *context) {
-  (void)bytes, (void)n, (void)context;
-  return 0;
-}
-
 /* ---- rig_buffer_claim's answers ------------------------------------------ */
 
 Test(claims, a_claim_keeps_free_false_until_released) { /* LOW-01 LOW-06 LOW-07 BUF-64 BUF-03 */
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:60", &mem));
+  CHECK_OK(rig_memory_device("MEM:60", &mem));
   rig_device_t *devices[] = {rig_host(), mem};
   for (size_t k = 0; k < 2; k++) {
     rig_buffer_t *b = create(devices[k], 4 * KIB);
@@ -212,7 +109,7 @@ Test(claims, a_claim_on_work_in_flight_answers_wait) { /* LOW-08 LMEM-01 */
   rig_point_t fill = submit_fill(b, 7);
   cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ), RIG_CLAIM_WAIT,
                "a Read claim follows the sim's unreached write");
-  OK(rig_buffer_wait(b, RIG_ACCESS_READ));
+  CHECK_OK(rig_buffer_wait(b, RIG_ACCESS_READ));
   cr_assert(point_reached(fill), "rig_buffer_wait under the claim returns once the fill is done");
   rig_buffer_release(b);
   cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ), RIG_CLAIMED, "the fill is done");
@@ -226,12 +123,12 @@ Test(claims, a_claim_on_work_in_flight_answers_wait) { /* LOW-08 LMEM-01 */
   rig_buffer_release(b);
   cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ_WRITE), RIG_CLAIM_WAIT,
                "a Read_write claim follows the unreached read");
-  OK(rig_buffer_wait(b, RIG_ACCESS_READ_WRITE));
+  CHECK_OK(rig_buffer_wait(b, RIG_ACCESS_READ_WRITE));
   cr_assert(point_reached(copy));
   rig_buffer_release(b);
   rig_buffer_unref(dst);
   rig_buffer_unref(b);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(claims, a_claim_on_a_dead_buffer_answers_dead) { /* LOW-05 */
@@ -252,38 +149,38 @@ Test(claims, a_claim_on_a_dead_buffer_answers_dead) { /* LOW-05 */
 
 Test(claims, an_exclusive_hold_refuses_other_uses) { /* HACC-13 COPY-66 */
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:61", &mem));
+  CHECK_OK(rig_memory_device("MEM:61", &mem));
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
   rig_buffer_t *other = create(rig_host(), 64 * KIB);
   rig_buffer_t *part = view(h, 0, 4 * KIB);
   bool exclusive = false;
-  OK(rig_claim_begin(h, &exclusive));
+  CHECK_OK(rig_claim_begin(h, &exclusive));
   cr_assert(exclusive, "the only claim on the memory holds it exclusive");
 
   cr_assert_eq(rig_buffer_claim(h, RIG_ACCESS_READ), RIG_CLAIM_EXCLUSIVE);
   cr_assert_eq(rig_buffer_claim(part, RIG_ACCESS_READ), RIG_CLAIM_EXCLUSIVE, "views share the claims");
-  FAILS(RIG_EINVAL, rig_buffer_read(h, 1, read_nothing, NULL));
-  FAILS(RIG_EINVAL, rig_buffer_write(part, 1, write_nothing, NULL));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_read(h, 1, read_nothing, NULL));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_write(part, 1, write_nothing, NULL));
   rig_export_t *e = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_export(h, 1, &e));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_export(h, 1, &e));
   cr_assert_null(e);
   rig_box_t row = rig_row(0, 0, 4 * KIB);
   rig_point_t p;
-  FAILS(RIG_EINVAL, rig_buffer_submit_copy(h, other, &row, 1, NULL, 0, &p));
-  FAILS(RIG_EINVAL, rig_buffer_submit_copy(other, part, &row, 1, NULL, 0, &p));
-  FAILS(RIG_EINVAL, rig_buffer_copy(other, h));
-  FAILS(RIG_EINVAL, rig_buffer_fill(part, 1));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(h, other, &row, 1, NULL, 0, &p));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_submit_copy(other, part, &row, 1, NULL, 0, &p));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(other, h));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_fill(part, 1));
   rig_buffer_t *b = NULL;
-  FAILS(RIG_EINVAL, rig_buffer_borrow(mem, h, &b));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_borrow(mem, h, &b));
   cr_assert_null(b);
   bool again = true;
-  FAILS(RIG_EINVAL, rig_claim_begin(part, &again));
+  CHECK_FAILS(RIG_EINVAL, rig_claim_begin(part, &again));
   cr_assert_not(try_free(h, NULL), "free is false while a hold holds the memory");
 
-  OK(rig_claim_end(h));
-  OK(rig_buffer_read(h, 1, read_nothing, NULL));
-  OK(rig_buffer_fill(part, 1));
-  FAILS(RIG_EINVAL, rig_claim_end(h));  /* no hold left */
+  CHECK_OK(rig_claim_end(h));
+  CHECK_OK(rig_buffer_read(h, 1, read_nothing, NULL));
+  CHECK_OK(rig_buffer_fill(part, 1));
+  CHECK_FAILS(RIG_EINVAL, rig_claim_end(h));  /* no hold left */
   cr_assert(try_free(h, NULL));
   rig_buffer_unref(part);
   rig_buffer_unref(other);
@@ -294,35 +191,35 @@ Test(claims, a_hold_beside_other_claims_is_not_exclusive) {
   rig_buffer_t *b = create(rig_host(), 4 * KIB);
   cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ), RIG_CLAIMED);
   bool exclusive = true;
-  OK(rig_claim_begin(b, &exclusive));
+  CHECK_OK(rig_claim_begin(b, &exclusive));
   cr_assert_not(exclusive, "a read claim is held too");
   /* Not exclusive: other claims and host access go on. */
   cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ), RIG_CLAIMED);
   rig_buffer_release(b);
-  OK(rig_buffer_read(b, 1, read_nothing, NULL));
+  CHECK_OK(rig_buffer_read(b, 1, read_nothing, NULL));
   bool second = true;
-  OK(rig_claim_begin(b, &second));
+  CHECK_OK(rig_claim_begin(b, &second));
   cr_assert_not(second, "a hold is held too");
-  OK(rig_claim_end(b));
-  OK(rig_claim_end(b));
+  CHECK_OK(rig_claim_end(b));
+  CHECK_OK(rig_claim_end(b));
   rig_buffer_release(b);
   /* Alone again: the next hold is exclusive. */
-  OK(rig_claim_begin(b, &exclusive));
+  CHECK_OK(rig_claim_begin(b, &exclusive));
   cr_assert(exclusive);
-  OK(rig_claim_end(b));
+  CHECK_OK(rig_claim_end(b));
   rig_buffer_unref(b);
 }
 
 Test(claims, memory_outside_the_claims_takes_no_hold) { /* BUF-65 */
   static char bytes[256];
   rig_buffer_t *caller = NULL;
-  OK(rig_buffer_of_memory(bytes, sizeof bytes, NULL, NULL, &caller));
+  CHECK_OK(rig_buffer_of_memory(bytes, sizeof bytes, NULL, NULL, &caller));
   rig_buffer_t *shared = create(rig_host(), 256);
-  OK(rig_claim_share(shared));
+  CHECK_OK(rig_claim_share(shared));
   rig_buffer_t *sides[] = {caller, shared};
   for (size_t k = 0; k < 2; k++) {
     bool exclusive = true;
-    FAILS(RIG_EINVAL, rig_claim_begin(sides[k], &exclusive));
+    CHECK_FAILS(RIG_EINVAL, rig_claim_begin(sides[k], &exclusive));
     cr_assert_not(exclusive);
     cr_assert_not(try_free(sides[k], NULL), "free is false for memory outside the claims");
     assert_live(sides[k], "memory outside the claims");
@@ -335,15 +232,15 @@ Test(claims, memory_outside_the_claims_takes_no_hold) { /* BUF-65 */
 
 Test(claims, consume_under_an_exclusive_hold) { /* INTRO-16 INTRO-17 BPROP-20 BUF-69 BUF-70 */
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:62", &mem));
+  CHECK_OK(rig_memory_device("MEM:62", &mem));
   rig_buffer_t *b = create(rig_host(), 64 * KIB);
   rig_buffer_t *part = view(b, 128, 256);
   rig_buffer_t *on_mem = borrow(mem, b);
   bool exclusive = false;
-  OK(rig_claim_begin(b, &exclusive));
+  CHECK_OK(rig_claim_begin(b, &exclusive));
   cr_assert(exclusive);
   rig_buffer_t *out = NULL;
-  OK(rig_claim_consume(b, "donated to add", &out));
+  CHECK_OK(rig_claim_consume(b, "donated to add", &out));
   cr_assert_not_null(out);
 
   /* Every buffer made over the memory until now is dead with the reason. */
@@ -354,7 +251,7 @@ Test(claims, consume_under_an_exclusive_hold) { /* INTRO-16 INTRO-17 BPROP-20 BU
   FAILS_NAMING("donated to add", rig_buffer_read(b, 1, read_nothing, NULL));
   cr_assert_eq(rig_buffer_claim(on_mem, RIG_ACCESS_READ), RIG_CLAIM_DEAD);
   bool freed = true;
-  FAILS(RIG_EINVAL, rig_buffer_free(b, NULL, &freed));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_free(b, NULL, &freed));
   cr_assert_not(freed);
 
   /* The result lies over the same bytes and admits Read_write. */
@@ -365,11 +262,11 @@ Test(claims, consume_under_an_exclusive_hold) { /* INTRO-16 INTRO-17 BPROP-20 BU
   cr_assert_eq(rig_buffer_host(out), rig_buffer_host(b));
   cr_assert_eq(rig_buffer_access(out), RIG_ACCESS_READ_WRITE, "the hold was exclusive");
   cr_assert_not(try_free(out, NULL), "the memory stays held after consume");
-  OK(rig_claim_end(out));
+  CHECK_OK(rig_claim_end(out));
   rig_buffer_t *later = view(out, 0, 16);
   assert_live(later, "a view made after the consume");
-  OK(rig_buffer_write(out, 1, write_nothing, NULL));
-  OK(rig_buffer_fill(later, 3));
+  CHECK_OK(rig_buffer_write(out, 1, write_nothing, NULL));
+  CHECK_OK(rig_buffer_fill(later, 3));
   rig_buffer_unref(later);
   cr_assert(try_free(out, NULL));
   rig_buffer_unref(out);
@@ -383,10 +280,10 @@ Test(claims, consume_beside_other_claims_gives_a_read_only_buffer) { /* BPROP-14
   rig_buffer_t *src = create(rig_host(), 4 * KIB);
   cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ), RIG_CLAIMED);
   bool exclusive = true;
-  OK(rig_claim_begin(b, &exclusive));
+  CHECK_OK(rig_claim_begin(b, &exclusive));
   cr_assert_not(exclusive);
   rig_buffer_t *out = NULL;
-  OK(rig_claim_consume(b, "shared donation", &out));
+  CHECK_OK(rig_claim_consume(b, "shared donation", &out));
   assert_dead_with(b, "shared donation");
   cr_assert_eq(rig_buffer_access(out), RIG_ACCESS_READ, "the hold was not exclusive");
   rig_buffer_t *part = view(out, 0, 64);
@@ -394,12 +291,12 @@ Test(claims, consume_beside_other_claims_gives_a_read_only_buffer) { /* BPROP-14
   cr_assert_eq(rig_buffer_claim(out, RIG_ACCESS_READ_WRITE), RIG_CLAIM_READ_ONLY);
   cr_assert_eq(rig_buffer_claim(out, RIG_ACCESS_READ), RIG_CLAIMED);
   rig_buffer_release(out);
-  FAILS(RIG_EINVAL, rig_buffer_write(out, 1, write_nothing, NULL));
-  FAILS(RIG_EINVAL, rig_buffer_fill(part, 0));
-  FAILS(RIG_EINVAL, rig_buffer_copy(src, out));
-  OK(rig_buffer_read(out, 1, read_nothing, NULL));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_write(out, 1, write_nothing, NULL));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_fill(part, 0));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_copy(src, out));
+  CHECK_OK(rig_buffer_read(out, 1, read_nothing, NULL));
   rig_buffer_release(b);  /* the claim taken before the consume */
-  OK(rig_claim_end(out));
+  CHECK_OK(rig_claim_end(out));
   rig_buffer_unref(part);
   rig_buffer_unref(out);
   rig_buffer_unref(src);
@@ -409,51 +306,54 @@ Test(claims, consume_beside_other_claims_gives_a_read_only_buffer) { /* BPROP-14
 Test(claims, consume_needs_a_hold_and_a_live_buffer) {
   rig_buffer_t *b = create(rig_host(), 256);
   rig_buffer_t *out = NULL;
-  FAILS(RIG_EINVAL, rig_claim_consume(b, "nothing holds it", &out));
+  CHECK_FAILS(RIG_EINVAL, rig_claim_consume(b, "nothing holds it", &out));
   cr_assert_null(out);
   assert_live(b, "a buffer whose consume was refused");
   bool exclusive = false;
-  OK(rig_claim_begin(b, &exclusive));
-  OK(rig_claim_consume(b, "first", &out));
+  CHECK_OK(rig_claim_begin(b, &exclusive));
+  CHECK_OK(rig_claim_consume(b, "first", &out));
   rig_buffer_t *again = NULL;
   FAILS_NAMING("first", rig_claim_consume(b, "second", &again));
   cr_assert_null(again);
   assert_dead_with(b, "first");
-  OK(rig_claim_end(out));
+  CHECK_OK(rig_claim_end(out));
   rig_buffer_unref(out);
   rig_buffer_unref(b);
 }
 
 /* ---- Free --------------------------------------------------------------- */
 
-struct free_inside {
+/* An early return (rig_buffer_free or rig_buffer_unborrow) of b made from
+ * inside a host access function, and what it answered. */
+struct end_inside {
   rig_buffer_t *b;
+  rig_status_t (*end)(rig_buffer_t *b, const char *why, bool *ended);
   rig_status_t status;
-  bool freed;
+  bool ended;
 };
 
-static int free_from_callback(void *bytes, int64_t n, void *context) {
+static int end_from_callback(void *bytes, int64_t n, void *context) {
   (void)bytes, (void)n;
-  struct free_inside *f = context;
-  f->status = rig_buffer_free(f->b, NULL, &f->freed);
+  struct end_inside *e = context;
+  e->status = e->end(e->b, NULL, &e->ended);
   return 0;
 }
 
 Test(claims, host_access_holds_a_read_claim_while_its_function_runs) { /* HACC-02 HACC-03 */
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:63", &mem));
+  CHECK_OK(rig_memory_device("MEM:63", &mem));
   rig_device_t *devices[] = {rig_host(), mem};
   for (size_t k = 0; k < 2; k++) {
     rig_buffer_t *b = create(devices[k], 4 * KIB);
     /* rig holds no lock while the function runs, so it may call rig. */
-    struct free_inside f = {b, RIG_EINVAL, true};
-    OK(rig_buffer_read(b, 1, free_from_callback, &f));
+    struct end_inside f = {b, rig_buffer_free, RIG_EINVAL, true};
+    CHECK_OK(rig_buffer_read(b, 1, end_from_callback, &f));
     cr_assert_eq(f.status, RIG_OK, "free from inside a read: %s", rig_status_name(f.status));
-    cr_assert_not(f.freed, "a read's claim refuses free");
-    f = (struct free_inside){b, RIG_EINVAL, true};
-    OK(rig_buffer_write(b, 1, free_from_callback, &f));
+    cr_assert_not(f.ended, "a read's claim refuses free");
+    f = (struct end_inside){b, rig_buffer_free, RIG_EINVAL, true};
+    CHECK_OK(rig_buffer_write(b, 1, end_from_callback, &f));
     cr_assert_eq(f.status, RIG_OK);
-    cr_assert_not(f.freed, "a write's claim refuses free");
+    cr_assert_not(f.ended, "a write's claim refuses free");
     assert_live(b, "a buffer whose free was refused");
     cr_assert(try_free(b, NULL), "the claims end when the functions return");
     rig_buffer_unref(b);
@@ -481,14 +381,14 @@ Test(claims, free_refuses_memory_outside_the_claims) { /* BUF-65 HACC-35 */
   static char bytes[4096];
   int released = 0;
   rig_buffer_t *caller = NULL;
-  OK(rig_buffer_of_memory(bytes, sizeof bytes, count_release, &released, &caller));
+  CHECK_OK(rig_buffer_of_memory(bytes, sizeof bytes, count_release, &released, &caller));
   cr_assert_not(try_free(caller, NULL), "caller memory is outside the claims");
   assert_live(caller, "caller memory");
   cr_assert_eq(released, 0, "a refused free lets go of nothing");
 
   rig_buffer_t *exported = create(rig_host(), 4 * KIB);
   rig_export_t *e = NULL;
-  OK(rig_buffer_export(exported, 1, &e));
+  CHECK_OK(rig_buffer_export(exported, 1, &e));
   cr_assert_not(try_free(exported, NULL), "exported memory is outside the claims");
   assert_live(exported, "exported memory");
   rig_export_unref(e);
@@ -499,7 +399,7 @@ Test(claims, free_refuses_memory_outside_the_claims) { /* BUF-65 HACC-35 */
 
 Test(claims, free_makes_every_buffer_over_the_memory_dead) { /* BUF-66 BUF-67 BUF-69 BUF-70 BPROP-20 */
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:64", &mem));
+  CHECK_OK(rig_memory_device("MEM:64", &mem));
   rig_buffer_t *b = create(mem, 8 * KIB);
   rig_buffer_t *part = view(b, 4 * KIB, 4 * KIB);
   rig_buffer_t *on_host = borrow(rig_host(), b);
@@ -513,7 +413,7 @@ Test(claims, free_makes_every_buffer_over_the_memory_dead) { /* BUF-66 BUF-67 BU
   FAILS_NAMING("given to the kernel", rig_buffer_read(on_host, 1, read_nothing, NULL));
   FAILS_NAMING("given to the kernel", rig_buffer_wait(b, RIG_ACCESS_READ));
   bool freed = true;
-  FAILS(RIG_EINVAL, rig_buffer_free(part, NULL, &freed));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_free(part, NULL, &freed));
   cr_assert_not(freed);
   /* Properties answer for a dead buffer. */
   cr_assert_eq(rig_buffer_bytes(part), 4 * KIB);
@@ -532,19 +432,18 @@ Test(claims, free_makes_every_buffer_over_the_memory_dead) { /* BUF-66 BUF-67 BU
  * uncommitted, and checks that the memory returns only once p is reached:
  * before, free_cache leaves it allocated. */
 static void assert_returns_after(rig_device_t *d, rig_buffer_t *b, rig_point_t p, int64_t start) {
-  const rig_sim_inject_t *inj = inject(d);
-  int64_t frees = inj->frees(inj->device);
+  int64_t frees = sim_frees(d);
   int64_t held = rig_allocated(d);
   cr_assert_gt(held, start);
   cr_assert(try_free(b, NULL), "no claim holds the memory: queued work holds none");
   assert_dead_with(b, "freed");
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), held, "freed memory waits for the work using it");
-  cr_assert_eq(inj->frees(inj->device), frees, "nothing went back to the driver");
-  OK(rig_point_wait(p));
-  OK(rig_free_cache(d));
+  cr_assert_eq(sim_frees(d), frees, "nothing went back to the driver");
+  CHECK_OK(rig_point_wait(p));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_lt(rig_allocated(d), held, "the memory returned once its work was done");
-  cr_assert_gt(inj->frees(inj->device), frees);
+  cr_assert_gt(sim_frees(d), frees);
 }
 
 Test(claims, freed_memory_returns_once_its_work_is_done) { /* BUF-68 RECL-04 COPY-44 */
@@ -554,7 +453,7 @@ Test(claims, freed_memory_returns_once_its_work_is_done) { /* BUF-68 RECL-04 COP
   rig_buffer_t *b = create(d, 64 * KIB);
   assert_returns_after(d, b, submit_fill(b, 1), start);
   rig_buffer_unref(b);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start);
 
   /* A queued copy reads one side and writes the other: either frees at
@@ -567,28 +466,15 @@ Test(claims, freed_memory_returns_once_its_work_is_done) { /* BUF-68 RECL-04 COP
   rig_box_t row = rig_row(0, 0, 16 * KIB);
   rig_buffer_t *src2 = create(d, 16 * KIB);
   rig_point_t copy2;
-  OK(rig_buffer_submit_copy(src, src2, &row, 1, NULL, 0, &copy2));
+  CHECK_OK(rig_buffer_submit_copy(src, src2, &row, 1, NULL, 0, &copy2));
   assert_returns_after(d, src, copy2, start);
   rig_buffer_unref(src2);
   rig_buffer_unref(src);
   rig_buffer_unref(dst);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 /* ---- Unborrow ----------------------------------------------------------- */
-
-struct unborrow_inside {
-  rig_buffer_t *b;
-  rig_status_t status;
-  bool ended;
-};
-
-static int unborrow_from_callback(void *bytes, int64_t n, void *context) {
-  (void)bytes, (void)n;
-  struct unborrow_inside *u = context;
-  u->status = rig_buffer_unborrow(u->b, NULL, &u->ended);
-  return 0;
-}
 
 Test(claims, unborrow_is_refused_while_a_claim_goes_through_the_borrow) { /* BUF-71 */
   rig_device_t *d = open_with("SIM:12", NULL);
@@ -604,8 +490,8 @@ Test(claims, unborrow_is_refused_while_a_claim_goes_through_the_borrow) { /* BUF
   rig_buffer_release(part);
 
   /* A host read through the borrow (the host addresses its bytes). */
-  struct unborrow_inside u = {hb, RIG_EINVAL, true};
-  OK(rig_buffer_read(part, 1, unborrow_from_callback, &u));
+  struct end_inside u = {hb, rig_buffer_unborrow, RIG_EINVAL, true};
+  CHECK_OK(rig_buffer_read(part, 1, end_from_callback, &u));
   cr_assert_eq(u.status, RIG_OK, "unborrow from inside a read: %s", rig_status_name(u.status));
   cr_assert_not(u.ended, "a host access through the borrow keeps it");
   assert_live(hb, "a borrow whose unborrow was refused");
@@ -615,12 +501,12 @@ Test(claims, unborrow_is_refused_while_a_claim_goes_through_the_borrow) { /* BUF
   rig_buffer_unref(part);
   rig_buffer_unref(hb);
   rig_buffer_unref(h);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(claims, unborrow_ends_only_the_borrow) { /* BUF-74 BUF-75 BUF-76 BUF-77 BPROP-21 */
   rig_device_t *d = open_with("SIM:13", NULL);
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
   rig_buffer_t *hb = borrow(d, h);
   rig_buffer_t *hb2 = borrow(d, h);
@@ -640,8 +526,8 @@ Test(claims, unborrow_ends_only_the_borrow) { /* BUF-74 BUF-75 BUF-76 BUF-77 BPR
   /* The memory and its other buffers live on. */
   assert_live(h, "the owner");
   assert_live(hb2, "another borrow");
-  OK(rig_buffer_fill(h, 5));
-  OK(rig_buffer_read(hb2, 1, read_nothing, NULL));
+  CHECK_OK(rig_buffer_fill(h, 5));
+  CHECK_OK(rig_buffer_read(hb2, 1, read_nothing, NULL));
   cr_assert_eq(inj->frees(inj->device), frees, "the other borrow still holds the shared mapping");
 
   /* The last borrow's hold ends: its mapping goes back, the sim having no
@@ -657,15 +543,15 @@ Test(claims, unborrow_ends_only_the_borrow) { /* BUF-74 BUF-75 BUF-76 BUF-77 BPR
   rig_buffer_unref(hb2);
   rig_buffer_unref(hb);
   rig_buffer_unref(h);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(claims, unborrow_needs_a_borrow_on_another_device) { /* BUF-78 BUF-79 BUF-80 */
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:65", &mem));
+  CHECK_OK(rig_memory_device("MEM:65", &mem));
   static char bytes[256];
   rig_buffer_t *caller = NULL;
-  OK(rig_buffer_of_memory(bytes, sizeof bytes, NULL, NULL, &caller));
+  CHECK_OK(rig_buffer_of_memory(bytes, sizeof bytes, NULL, NULL, &caller));
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
   rig_buffer_t *same = borrow(rig_host(), h);    /* h itself */
   rig_buffer_t *hb = borrow(mem, h);
@@ -677,16 +563,14 @@ Test(claims, unborrow_needs_a_borrow_on_another_device) { /* BUF-78 BUF-79 BUF-8
                         "caller memory", "a view of part of a borrow"};
   for (size_t k = 0; k < 5; k++) {
     bool ended = true;
-    rig_status_t s = rig_buffer_unborrow(refused[k], NULL, &ended);
-    cr_assert_eq(s, RIG_EINVAL, "unborrow of %s: %s", what[k], rig_status_name(s));
-    cr_assert(error_copy()[0] != '\0');
+    CHECK_FAILS(RIG_EINVAL, rig_buffer_unborrow(refused[k], NULL, &ended), "unborrow of %s", what[k]);
     cr_assert_not(ended);
     assert_live(refused[k], what[k]);
   }
   cr_assert(try_unborrow(whole, NULL), "a view of all of a borrow ends it");
   assert_dead_with(hb, "unborrowed");
   bool ended = true;
-  FAILS(RIG_EINVAL, rig_buffer_unborrow(hb, NULL, &ended));
+  CHECK_FAILS(RIG_EINVAL, rig_buffer_unborrow(hb, NULL, &ended));
   cr_assert_not(ended);
   assert_live(home, "a buffer on the owner");
   rig_buffer_unref(whole);
@@ -713,24 +597,18 @@ static void *copy_thread(void *arg) {
   return NULL;
 }
 
-/* Sleeps a millisecond. */
-static void nap(void) {
-  struct timespec t = {0, 1000000};
-  nanosleep(&t, NULL);
-}
-
 Test(claims, a_copy_holds_its_read_claims_until_it_returns) { /* COPY-43 COPY-78 */
   /* The copy's work never completes (hang_at), so rig_buffer_copy blocks
    * in its wait until the hang bound loses the device, a second later. */
   rig_device_t *d = open_with("SIM:14", "hang_ms=1000,commit_every=8");
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   struct copy_run c = {create(d, 4 * KIB), create(d, 4 * KIB), RIG_OK, ""};
   uint64_t before = rig_submitted(d);
   inj->hang_at(inj->device, before + 1);
   pthread_t t;
   cr_assert_eq(pthread_create(&t, NULL, copy_thread, &c), 0);
   /* The copy has its claims once it has submitted its work. */
-  for (int i = 0; i < 5000 && rig_submitted(d) == before; i++) nap();
+  for (int i = 0; i < 5000 && rig_submitted(d) == before; i++) nap_ms(1);
   cr_assert_eq(rig_submitted(d), before + 1, "the copy submitted its work");
   cr_assert_null(rig_lost(d), "lost answers at once while the copy waits on the device (ERR-35)");
   cr_assert_not(try_free(c.dst, NULL), "the copy's claim on its destination refuses free during its wait");
@@ -741,5 +619,5 @@ Test(claims, a_copy_holds_its_read_claims_until_it_returns) { /* COPY-43 COPY-78
   cr_assert(try_free(c.src, NULL));
   rig_buffer_unref(c.src);
   rig_buffer_unref(c.dst);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }

@@ -56,148 +56,23 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "sim_inject.h"
+#include "check.h"
+#include "helpers.h"
 
 #define KIB ((int64_t)1024)
 
-/* ---- Checking statuses ------------------------------------------------ */
-
-static const char *error_copy(void) {
-  static char text[512];
-  snprintf(text, sizeof text, "%s", rig_last_error());
-  return text;
-}
-
-#define OK(call)                                                                  \
-  do {                                                                            \
-    rig_status_t ok_status_ = (call);                                             \
-    cr_assert(ok_status_ == RIG_OK, "%s: %s: %s", #call, rig_status_name(ok_status_), \
-              error_copy());                                                      \
-  } while (0)
-
-#define FAILS(code, call)                                                         \
-  do {                                                                            \
-    rig_status_t fails_status_ = (call);                                          \
-    const char *fails_why_ = error_copy();                                        \
-    cr_assert(fails_status_ == (code), "%s: got %s (%s), want %s", #call,         \
-              rig_status_name(fails_status_), fails_why_, rig_status_name(code)); \
-    cr_assert(fails_why_[0] != '\0', "%s: no message", #call);                    \
-  } while (0)
-
-/* True iff the last error is RIG_ELOST's for d: the error names d, and the
- * message reads "NAME lost: why" with d's reason (ERR-24 ERR-33 ERR-34). */
-static bool lost_error_names(rig_device_t *d, char *why, size_t n) {
-  rig_device_t *named = rig_error_device();
-  char want[512];
-  snprintf(want, sizeof want, "%s lost: %s", rig_device_name(d), rig_lost(d) ? rig_lost(d) : "(not lost)");
-  snprintf(why, n, "error names %s, message \"%s\", want \"%s\"",
-           named ? rig_device_name(named) : "no device", rig_last_error(), want);
-  return named == d && strcmp(rig_last_error(), want) == 0;
-}
-
-/* call answers RIG_ELOST for device d. */
-#define LOST(d, call)                                                             \
-  do {                                                                            \
-    rig_status_t lost_status_ = (call);                                           \
-    char lost_why_[1024];                                                         \
-    cr_assert(lost_status_ == RIG_ELOST, "%s: got %s (%s), want RIG_ELOST", #call, \
-              rig_status_name(lost_status_), error_copy());                       \
-    cr_assert(lost_error_names((d), lost_why_, sizeof lost_why_), "%s: %s", #call, lost_why_); \
-  } while (0)
-
-static void assert_reason(rig_device_t *d, const char *why) {
-  const char *lost = rig_lost(d);
-  cr_assert(lost != NULL && strcmp(lost, why) == 0, "%s: lost answers \"%s\", want \"%s\"",
-            rig_device_name(d), lost ? lost : "(live)", why);
-}
-
-/* ---- Devices, buffers and points ---------------------------------------- */
-
-static rig_device_t *open_with(const char *name, const char *config) {
-  rig_open_options_t o = {sizeof o, config};
-  rig_device_t *d = NULL;
-  OK(rig_open(name, &o, &d));
-  cr_assert_not_null(d);
-  return d;
-}
+/* ---- Sim devices ------------------------------------------------------- */
 
 /* A sim whose work waits for a commit (a wait) before it runs. */
 static rig_device_t *open_sim(const char *name) { return open_with(name, "commit_every=8"); }
 
-static const rig_sim_inject_t *inject(rig_device_t *d) {
-  const rig_sim_inject_t *inj = rig_device_capability(d, RIG_SIM_INJECT_KEY);
-  cr_assert_not_null(inj, "%s declares the sim's injection capability", rig_device_name(d));
-  return inj;
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b));
-  cr_assert_not_null(b);
-  return b;
-}
-
-static rig_buffer_t *borrow(rig_device_t *d, rig_buffer_t *b) {
-  rig_buffer_t *out = NULL;
-  OK(rig_buffer_borrow(d, b, &out));
-  cr_assert_not_null(out, "%s borrows the buffer", rig_device_name(d));
-  return out;
-}
-
-static rig_point_t submit_fill(rig_buffer_t *b, uint8_t c) {
-  rig_point_t p;
-  OK(rig_buffer_submit_fill(b, c, NULL, 0, &p));
-  return p;
-}
-
-static rig_point_t submit_copy_all(rig_buffer_t *src, rig_buffer_t *dst) {
-  rig_box_t row = rig_row(0, 0, rig_buffer_bytes(src));
-  rig_point_t p;
-  OK(rig_buffer_submit_copy(src, dst, &row, 1, NULL, 0, &p));
-  return p;
-}
-
-/* The device's next value faults with why: its work never completes. */
-static void fault_next(rig_device_t *d, const char *why) {
-  const rig_sim_inject_t *inj = inject(d);
-  inj->fault_at(inj->device, rig_submitted(d) + 1, why);
-}
-
-/* Fills b on its sim at a value that faults, and waits: the wait finds the
- * fault and loses the device. */
-static rig_point_t lose_by_fault(rig_device_t *d, rig_buffer_t *b, const char *why) {
-  fault_next(d, why);
-  rig_point_t p = submit_fill(b, 0xee);
-  LOST(d, rig_point_wait(p));
-  assert_reason(d, why);
-  return p;
-}
-
-static void nap_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
-  nanosleep(&t, NULL);
-}
-
 /* Closes the lost device d and returns once it has stopped: its stop has
  * returned and it reports its last submitted value (STOP-01). */
 static void close_until_stopped(rig_device_t *d) {
-  OK(rig_close(d));
-  uint64_t signaled = 0;
-  for (int i = 0; i < 5000; i++) {
-    OK(rig_signaled(d, &signaled));
-    if (signaled >= rig_submitted(d)) return;
-    nap_ms(1);
-  }
-  cr_assert_fail("%s reports %llu after its stop, submitted %llu", rig_device_name(d),
-                 (unsigned long long)signaled, (unsigned long long)rig_submitted(d));
-}
-
-static int read_nothing(void *bytes, int64_t n, void *context) {
-  (void)bytes, (void)n, (void)context;
-  return 0;
+  CHECK_OK(rig_close(d));
+  await_stopped(d);
 }
 
 /* ---- Loss by a fault --------------------------------------------------- */
@@ -207,33 +82,33 @@ Test(loss, a_fault_loses_the_device_with_the_drivers_message) {
   rig_device_t *d = open_sim("SIM:40");
   rig_buffer_t *b = create(d, 4 * KIB);
   rig_point_t done = submit_fill(b, 1);
-  OK(rig_point_wait(done));
+  CHECK_OK(rig_point_wait(done));
   char arch[64];
   snprintf(arch, sizeof arch, "%s", rig_device_arch(d));
   int64_t alignment = rig_device_alignment(d), budget = rig_budget(d);
 
-  fault_next(d, "ECC error");
+  sim_fault_next(d, "ECC error");
   rig_point_t faulted = submit_fill(b, 2);
   cr_assert_null(rig_lost(d), "nothing has found the fault yet");
-  LOST(d, rig_point_wait(faulted));
-  assert_reason(d, "ECC error");
+  CHECK_LOST(d, rig_point_wait(faulted));
+  assert_lost_with(d, "ECC error");
 
   /* Reached values stay reached; the others are never reached. */
   bool reached = false;
-  OK(rig_point_reached(done, &reached));
+  CHECK_OK(rig_point_reached(done, &reached));
   cr_assert(reached, "a value reached before the loss stays reached");
-  OK(rig_point_wait(done));
-  LOST(d, rig_point_reached(faulted, &reached));
-  LOST(d, rig_point_wait(faulted));
+  CHECK_OK(rig_point_wait(done));
+  CHECK_LOST(d, rig_point_reached(faulted, &reached));
+  CHECK_LOST(d, rig_point_wait(faulted));
 
   /* Every use of the device and of its memory. */
   rig_buffer_t *none = NULL;
-  LOST(d, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &none));
+  CHECK_LOST(d, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &none));
   cr_assert_null(none);
-  LOST(d, rig_buffer_fill(b, 3));
-  LOST(d, rig_buffer_wait(b, RIG_ACCESS_READ));
+  CHECK_LOST(d, rig_buffer_fill(b, 3));
+  CHECK_LOST(d, rig_buffer_wait(b, RIG_ACCESS_READ));
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
-  LOST(d, rig_buffer_borrow(d, h, &none));
+  CHECK_LOST(d, rig_buffer_borrow(d, h, &none));
 
   /* Properties keep their values; the loss is final. */
   cr_assert_str_eq(rig_device_name(d), "SIM:40");
@@ -241,9 +116,9 @@ Test(loss, a_fault_loses_the_device_with_the_drivers_message) {
   cr_assert_eq(rig_device_alignment(d), alignment);
   cr_assert_eq(rig_budget(d), budget);
   close_until_stopped(d);
-  assert_reason(d, "ECC error");
-  LOST(d, rig_point_reached(faulted, &reached));  /* even with the word past it */
-  LOST(d, rig_point_wait(faulted));
+  assert_lost_with(d, "ECC error");
+  CHECK_LOST(d, rig_point_reached(faulted, &reached));  /* even with the word past it */
+  CHECK_LOST(d, rig_point_wait(faulted));
   rig_buffer_unref(h);
   rig_buffer_unref(b);
 }
@@ -254,37 +129,37 @@ Test(loss, memory_whose_last_write_was_lost_answers_lost_for_every_use) { /* LME
   rig_buffer_t *other = create(rig_host(), 64 * KIB);
   rig_buffer_t *on_sim = borrow(d, h);
   rig_buffer_t *s = create(d, 64 * KIB);
-  fault_next(d, "page fault");
+  sim_fault_next(d, "page fault");
   /* The sim writes the host's memory through the borrow at a value it never
    * reaches. */
   rig_point_t copy = submit_copy_all(s, on_sim);
   cr_assert(rig_device_equal(rig_point_device(copy), d), "the sim copies into its borrow");
-  LOST(d, rig_point_wait(copy));
+  CHECK_LOST(d, rig_point_wait(copy));
 
   for (int stopped = 0; stopped < 2; stopped++) {
     char bytes[16];
-    LOST(d, rig_buffer_read(h, 1, read_nothing, NULL));
-    LOST(d, rig_buffer_wait(h, RIG_ACCESS_READ));
+    CHECK_LOST(d, rig_buffer_read(h, 1, read_nothing, NULL));
+    CHECK_LOST(d, rig_buffer_wait(h, RIG_ACCESS_READ));
     bool reached = true;
-    LOST(d, rig_buffer_reached(h, RIG_ACCESS_READ, &reached));
-    LOST(d, rig_buffer_blit_to_bytes(h, 0, bytes, sizeof bytes, 0, sizeof bytes));
-    LOST(d, rig_buffer_copy(h, other));
-    LOST(d, rig_buffer_write(h, 1, read_nothing, NULL));
-    LOST(d, rig_buffer_wait(h, RIG_ACCESS_READ_WRITE));
-    LOST(d, rig_buffer_fill(h, 0));
-    LOST(d, rig_buffer_blit_from_bytes(bytes, sizeof bytes, 0, h, 0, sizeof bytes));
+    CHECK_LOST(d, rig_buffer_reached(h, RIG_ACCESS_READ, &reached));
+    CHECK_LOST(d, rig_buffer_blit_to_bytes(h, 0, bytes, sizeof bytes, 0, sizeof bytes));
+    CHECK_LOST(d, rig_buffer_copy(h, other));
+    CHECK_LOST(d, rig_buffer_write(h, 1, read_nothing, NULL));
+    CHECK_LOST(d, rig_buffer_wait(h, RIG_ACCESS_READ_WRITE));
+    CHECK_LOST(d, rig_buffer_fill(h, 0));
+    CHECK_LOST(d, rig_buffer_blit_from_bytes(bytes, sizeof bytes, 0, h, 0, sizeof bytes));
     bool exclusive = false;
-    LOST(d, rig_claim_begin(h, &exclusive));
+    CHECK_LOST(d, rig_claim_begin(h, &exclusive));
     /* A Read claim: rig_buffer_wait under it answers the loss. */
     rig_claim_t c = rig_buffer_claim(h, RIG_ACCESS_READ);
     cr_assert_eq(c, RIG_CLAIM_WAIT, "a claim on memory a lost device wrote: %d", (int)c);
-    LOST(d, rig_buffer_wait(h, RIG_ACCESS_READ));
+    CHECK_LOST(d, rig_buffer_wait(h, RIG_ACCESS_READ));
     rig_buffer_release(h);
     /* For the rest of the process: also once the device has stopped. */
     if (!stopped) close_until_stopped(d);
   }
   cr_assert_null(rig_lost(rig_host()));
-  OK(rig_buffer_fill(other, 1));
+  CHECK_OK(rig_buffer_fill(other, 1));
   rig_buffer_unref(s);
   rig_buffer_unref(on_sim);
   rig_buffer_unref(other);
@@ -295,27 +170,27 @@ Test(loss, memory_only_read_by_the_lost_device_refuses_writes_until_it_stopped) 
   /* LMEM-01 LMEM-03 LMEM-04 LMEM-07 LMEM-11 LMEM-12 */
   rig_device_t *d = open_sim("SIM:42");
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:80", &mem));
+  CHECK_OK(rig_memory_device("MEM:80", &mem));
   rig_buffer_t *r = create(rig_host(), 64 * KIB);
   rig_buffer_t *other = create(rig_host(), 64 * KIB);
   rig_buffer_t *on_sim = borrow(d, r);
   rig_buffer_t *s = create(d, 64 * KIB);
-  OK(rig_buffer_fill(r, 0x5a));
-  fault_next(d, "engine reset");
+  CHECK_OK(rig_buffer_fill(r, 0x5a));
+  sim_fault_next(d, "engine reset");
   rig_point_t copy = submit_copy_all(on_sim, s);  /* the sim reads r */
-  LOST(d, rig_point_wait(copy));
+  CHECK_LOST(d, rig_point_wait(copy));
 
   /* Reads depend on last writes only: r's was the host's. */
   char bytes[16];
-  OK(rig_buffer_read(r, 1, read_nothing, NULL));
-  OK(rig_buffer_wait(r, RIG_ACCESS_READ));
-  OK(rig_buffer_blit_to_bytes(r, 0, bytes, sizeof bytes, 0, sizeof bytes));
+  CHECK_OK(rig_buffer_read(r, 1, read_nothing, NULL));
+  CHECK_OK(rig_buffer_wait(r, RIG_ACCESS_READ));
+  CHECK_OK(rig_buffer_blit_to_bytes(r, 0, bytes, sizeof bytes, 0, sizeof bytes));
   cr_assert_eq(bytes[0], 0x5a);
-  OK(rig_buffer_copy(r, other));
+  CHECK_OK(rig_buffer_copy(r, other));
   cr_assert_eq(rig_buffer_claim(r, RIG_ACCESS_READ), RIG_CLAIMED);
   rig_buffer_release(r);
   /* A borrow on the lost device answers the loss for any use. */
-  LOST(d, rig_buffer_wait(on_sim, RIG_ACCESS_READ));
+  CHECK_LOST(d, rig_buffer_wait(on_sim, RIG_ACCESS_READ));
 
   /* Uses that depend on every point answer the loss until the stop. */
   for (int stopped = 0; stopped < 2; stopped++) {
@@ -330,7 +205,7 @@ Test(loss, memory_only_read_by_the_lost_device_refuses_writes_until_it_stopped) 
     got[2] = rig_buffer_fill(r, 1);
     got[3] = rig_buffer_copy(other, r);
     got[4] = rig_claim_begin(r, &exclusive);
-    if (got[4] == RIG_OK) OK(rig_claim_end(r));
+    if (got[4] == RIG_OK) CHECK_OK(rig_claim_end(r));
     got[5] = rig_buffer_borrow(mem, r, &b);
     rig_buffer_unref(b);
     got[6] = rig_buffer_export(r, 1, &e);  /* last: takes the memory out of the claims */
@@ -339,7 +214,7 @@ Test(loss, memory_only_read_by_the_lost_device_refuses_writes_until_it_stopped) 
       cr_expect_eq(got[k], want, "%s of memory the lost device read, %s its stop: %s, want %s", what[k],
                    stopped ? "after" : "before", rig_status_name(got[k]), rig_status_name(want));
     if (!stopped) {
-      LOST(d, rig_buffer_wait(r, RIG_ACCESS_READ_WRITE));
+      CHECK_LOST(d, rig_buffer_wait(r, RIG_ACCESS_READ_WRITE));
       close_until_stopped(d);
     }
   }
@@ -354,7 +229,7 @@ Test(loss, memory_only_read_by_the_lost_device_refuses_writes_until_it_stopped) 
 Test(loss, a_loss_spreads_along_queue_waits) { /* LOSS-04 LOSS-15 ERR-28 */
   rig_device_t *a = open_sim("SIM:43"), *b = open_sim("SIM:44"), *c = open_sim("SIM:45");
   rig_buffer_t *sa = create(a, 4 * KIB), *sb = create(b, 4 * KIB), *sc = create(c, 4 * KIB);
-  fault_next(a, "bus error");
+  sim_fault_next(a, "bus error");
   rig_point_t pa = submit_fill(sa, 1);
   /* b's copy reads a's unreached write: its queue waits on a's word; c's
    * copy waits on b's in turn. */
@@ -363,12 +238,12 @@ Test(loss, a_loss_spreads_along_queue_waits) { /* LOSS-04 LOSS-15 ERR-28 */
   rig_point_t pc = submit_copy_all(sb, sc);
   cr_assert(rig_device_equal(rig_point_device(pc), c), "SIM:45 copies from its peer");
 
-  LOST(a, rig_point_wait(pa));
-  assert_reason(a, "bus error");
-  LOST(c, rig_point_wait(pc));
-  assert_reason(b, "SIM:43 lost");
-  assert_reason(c, "SIM:44 lost");
-  LOST(b, rig_point_wait(pb));
+  CHECK_LOST(a, rig_point_wait(pa));
+  assert_lost_with(a, "bus error");
+  CHECK_LOST(c, rig_point_wait(pc));
+  assert_lost_with(b, "SIM:43 lost");
+  assert_lost_with(c, "SIM:44 lost");
+  CHECK_LOST(b, rig_point_wait(pb));
   rig_buffer_unref(sc);
   rig_buffer_unref(sb);
   rig_buffer_unref(sa);
@@ -380,17 +255,17 @@ Test(loss, a_loss_spreads_to_no_device_that_does_not_wait_for_it) { /* LOSS-11 L
   /* e's queue waits on a value a reaches before its loss. */
   submit_fill(sa, 4);
   rig_point_t pe = submit_copy_all(sa, se);
-  OK(rig_point_wait(pe));
-  OK(rig_buffer_fill(sf, 6));
+  CHECK_OK(rig_point_wait(pe));
+  CHECK_OK(rig_buffer_fill(sf, 6));
   lose_by_fault(a, sa, "overheated");
 
   cr_assert_null(rig_lost(e), "e waited only on a value a reached");
   cr_assert_null(rig_lost(f), "f never waited on a");
-  OK(rig_point_wait(pe));
-  OK(rig_buffer_fill(se, 7));
-  OK(rig_buffer_copy(se, sf));
+  CHECK_OK(rig_point_wait(pe));
+  CHECK_OK(rig_buffer_fill(se, 7));
+  CHECK_OK(rig_buffer_copy(se, sf));
   char bytes[4];
-  OK(rig_buffer_blit_to_bytes(sf, 0, bytes, sizeof bytes, 0, sizeof bytes));
+  CHECK_OK(rig_buffer_blit_to_bytes(sf, 0, bytes, sizeof bytes, 0, sizeof bytes));
   cr_assert_eq(bytes[0], 7);
   rig_buffer_unref(sf);
   rig_buffer_unref(se);
@@ -401,20 +276,20 @@ Test(loss, a_loss_spreads_to_no_device_that_does_not_wait_for_it) { /* LOSS-11 L
 
 Test(loss, a_hang_loses_the_device_only_while_a_wait_watches) { /* HANG-06 HANG-07 LOSS-03 ERR-27 */
   rig_device_t *d = open_with("SIM:49", "hang_ms=200,commit_every=8");
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   rig_buffer_t *b = create(d, 4 * KIB);
   inj->hang_at(inj->device, rig_submitted(d) + 1);
   rig_point_t p = submit_fill(b, 1);
   bool reached = true;
-  OK(rig_point_reached(p, &reached));  /* commits the work; checks no clock */
+  CHECK_OK(rig_point_reached(p, &reached));  /* commits the work; checks no clock */
   cr_assert_not(reached);
   nap_ms(400);
   cr_assert_null(rig_lost(d), "no device is lost to a hang while nothing waits for it");
-  OK(rig_point_reached(p, &reached));
+  CHECK_OK(rig_point_reached(p, &reached));
   cr_assert_not(reached);
   cr_assert_null(rig_lost(d));
-  LOST(d, rig_point_wait(p));
-  assert_reason(d, "no progress for 200 ms");
+  CHECK_LOST(d, rig_point_wait(p));
+  assert_lost_with(d, "no progress for 200 ms");
   rig_buffer_unref(b);
 }
 
@@ -422,7 +297,7 @@ Test(loss, a_hang_loses_the_device_only_while_a_wait_watches) { /* HANG-06 HANG-
 
 Test(loss, a_failed_submit_loses_the_device_and_its_stamps_take_the_point) { /* DRV-08 LOSS-01 ORD-18 ERR-25 */
   rig_device_t *d = open_sim("SIM:50");
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
   rig_buffer_t *on_sim = borrow(d, h);
   rig_buffer_t *s = create(d, 64 * KIB);
@@ -430,12 +305,12 @@ Test(loss, a_failed_submit_loses_the_device_and_its_stamps_take_the_point) { /* 
   inj->fail_submits(inj->device, 1);
   rig_box_t row = rig_row(0, 0, 64 * KIB);
   rig_point_t p;
-  LOST(d, rig_buffer_submit_copy(s, on_sim, &row, 1, NULL, 0, &p));
-  assert_reason(d, "injected: submit failed");
+  CHECK_LOST(d, rig_buffer_submit_copy(s, on_sim, &row, 1, NULL, 0, &p));
+  assert_lost_with(d, "injected: submit failed");
   cr_assert_eq(rig_submitted(d), before + 1, "the value was assigned");
-  LOST(d, rig_point_wait(rig_point_make(d, before + 1)));
+  CHECK_LOST(d, rig_point_wait(rig_point_make(d, before + 1)));
   /* The host's memory took the point as its last write. */
-  LOST(d, rig_buffer_read(h, 1, read_nothing, NULL));
+  CHECK_LOST(d, rig_buffer_read(h, 1, read_nothing, NULL));
   rig_buffer_unref(s);
   rig_buffer_unref(on_sim);
   rig_buffer_unref(h);
@@ -443,48 +318,45 @@ Test(loss, a_failed_submit_loses_the_device_and_its_stamps_take_the_point) { /* 
 
 Test(loss, a_failed_commit_loses_the_device) { /* DRV-08 LOSS-01 ERR-25 */
   rig_device_t *d = open_sim("SIM:51");
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   rig_buffer_t *b = create(d, 4 * KIB);
   rig_point_t p = submit_fill(b, 1);
   inj->fail_commits(inj->device, 1);
-  LOST(d, rig_point_wait(p));
-  assert_reason(d, "injected: commit failed");
+  CHECK_LOST(d, rig_point_wait(p));
+  assert_lost_with(d, "injected: commit failed");
   rig_buffer_unref(b);
 }
 
 Test(loss, a_sleep_that_raises_another_error_loses_nothing) { /* DRV-84 ERR-01 */
   rig_device_t *d = open_with("SIM:52", "latency_us=20000,commit_every=8");
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   rig_buffer_t *b = create(d, 4 * KIB);
   inj->sleeps_raise(inj->device, 3);
-  OK(rig_point_wait(submit_fill(b, 1)));
+  CHECK_OK(rig_point_wait(submit_fill(b, 1)));
   cr_assert_null(rig_lost(d));
-  OK(rig_buffer_fill(b, 2));
+  CHECK_OK(rig_buffer_fill(b, 2));
   rig_buffer_unref(b);
 }
 
 Test(loss, an_allocation_that_raises_loses_the_device) { /* DRV-16 LOSS-02 ERR-16 ERR-17 */
   rig_device_t *d = open_sim("SIM:53");
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   inj->allocs_fail(inj->device, 1, 1);
   rig_buffer_t *b = NULL;
-  LOST(d, rig_buffer_create(d, 4 * KIB, RIG_MEMORY_DEVICE, &b));
+  CHECK_LOST(d, rig_buffer_create(d, 4 * KIB, RIG_MEMORY_DEVICE, &b));
   cr_assert_null(b);
-  assert_reason(d, "injected: alloc raised");
+  assert_lost_with(d, "injected: alloc raised");
 }
 
 Test(loss, an_allocation_answered_with_none_loses_nothing) { /* RECL-54 */
   rig_device_t *d = open_sim("SIM:54");
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   inj->allocs_fail(inj->device, 4, 0);  /* the first try and the three rounds' */
   rig_buffer_t *b = NULL;
-  rig_status_t s = rig_buffer_create(d, 4 * KIB, RIG_MEMORY_DEVICE, &b);
-  cr_assert_eq(s, RIG_ENOMEM, "%s (%s)", rig_status_name(s), error_copy());
-  cr_assert_eq(rig_error_device(), d);
-  cr_assert_eq(rig_error_bytes(), 4 * KIB);
+  CHECK_NO_MEMORY(d, 4 * KIB, rig_buffer_create(d, 4 * KIB, RIG_MEMORY_DEVICE, &b));
   cr_assert_null(rig_lost(d), "no memory is not a fault");
   b = create(d, 4 * KIB);
-  OK(rig_buffer_fill(b, 1));
+  CHECK_OK(rig_buffer_fill(b, 1));
   rig_buffer_unref(b);
 }
 
@@ -493,23 +365,23 @@ Test(loss, an_allocation_answered_with_none_loses_nothing) { /* RECL-54 */
 Test(loss, fail_loses_every_device_but_the_host) { /* ERR-36 ERR-37 LOSS-06 ERR-30 */
   rig_device_t *sim = open_sim("SIM:55");
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:81", &mem));
+  CHECK_OK(rig_memory_device("MEM:81", &mem));
   rig_buffer_t *b = create(sim, 4 * KIB);
   rig_point_t queued = submit_fill(b, 1);
   cr_assert_null(rig_failure());
-  OK(rig_fail("shutting down"));
+  CHECK_OK(rig_fail("shutting down"));
   cr_assert_str_eq(rig_failure(), "shutting down");
-  assert_reason(sim, "shutting down");
-  assert_reason(mem, "shutting down");
-  LOST(sim, rig_point_wait(queued));
+  assert_lost_with(sim, "shutting down");
+  assert_lost_with(mem, "shutting down");
+  CHECK_LOST(sim, rig_point_wait(queued));
   rig_buffer_t *m = NULL;
-  LOST(mem, rig_buffer_create(mem, 64, RIG_MEMORY_DEVICE, &m));
+  CHECK_LOST(mem, rig_buffer_create(mem, 64, RIG_MEMORY_DEVICE, &m));
 
   cr_assert_null(rig_lost(rig_host()), "fail never loses the host");
   rig_buffer_t *h = create(rig_host(), 4 * KIB);
-  OK(rig_buffer_fill(h, 9));
+  CHECK_OK(rig_buffer_fill(h, 9));
   char byte = 0;
-  OK(rig_buffer_blit_to_bytes(h, 100, &byte, 1, 0, 1));
+  CHECK_OK(rig_buffer_blit_to_bytes(h, 100, &byte, 1, 0, 1));
   cr_assert_eq(byte, 9);
   rig_buffer_unref(h);
   rig_buffer_unref(b);
@@ -517,44 +389,44 @@ Test(loss, fail_loses_every_device_but_the_host) { /* ERR-36 ERR-37 LOSS-06 ERR-
 
 Test(loss, fail_keeps_the_reasons_of_devices_already_lost) { /* ERR-38 */
   rig_device_t *closed = NULL, *faulted = open_sim("SIM:56"), *live = open_sim("SIM:57");
-  OK(rig_memory_device("MEM:82", &closed));
-  OK(rig_close(closed));
+  CHECK_OK(rig_memory_device("MEM:82", &closed));
+  CHECK_OK(rig_close(closed));
   rig_buffer_t *b = create(faulted, 4 * KIB);
   lose_by_fault(faulted, b, "link down");
-  OK(rig_fail("shutting down"));
-  assert_reason(closed, "closed");
-  assert_reason(faulted, "link down");
-  assert_reason(live, "shutting down");
+  CHECK_OK(rig_fail("shutting down"));
+  assert_lost_with(closed, "closed");
+  assert_lost_with(faulted, "link down");
+  assert_lost_with(live, "shutting down");
   rig_buffer_unref(b);
 }
 
 Test(loss, opens_after_fail_answer_its_reason) { /* ERR-39 DEV-06 */
   rig_device_t *before = open_sim("SIM:58");
-  OK(rig_fail("maintenance"));
+  CHECK_OK(rig_fail("maintenance"));
   const char *names[] = {"SIM:58", "SIM:59", "MEM:83"};
   for (size_t k = 0; k < 3; k++) {
     rig_device_t *d = NULL;
-    rig_status_t s = rig_open(names[k], NULL, &d);
-    cr_assert_eq(s, RIG_EOPEN, "open %s after fail: %s", names[k], rig_status_name(s));
-    cr_assert(strstr(error_copy(), "maintenance") != NULL, "open %s: \"%s\" names no reason", names[k],
-              error_copy());
+    CHECK_FAILS(RIG_EOPEN, rig_open(names[k], NULL, &d), "open %s after fail", names[k]);
+    cr_assert(strstr(check_error_copy(), "maintenance") != NULL, "open %s: \"%s\" names no reason",
+              names[k], check_error_copy());
     cr_assert_null(d);
   }
   rig_device_t *m = NULL;
-  FAILS(RIG_EOPEN, rig_memory_device("MEM:84", &m));
-  assert_reason(before, "maintenance");
+  CHECK_FAILS(RIG_EOPEN, rig_memory_device("MEM:84", &m));
+  assert_lost_with(before, "maintenance");
 }
 
 Test(loss, only_the_first_fail_acts) { /* ERR-42 */
   rig_device_t *d = open_sim("SIM:60");
-  OK(rig_fail("first"));
-  OK(rig_fail("second"));
+  CHECK_OK(rig_fail("first"));
+  CHECK_OK(rig_fail("second"));
   cr_assert_str_eq(rig_failure(), "first");
-  assert_reason(d, "first");
+  assert_lost_with(d, "first");
   rig_device_t *other = NULL;
-  FAILS(RIG_EOPEN, rig_open("SIM:61", NULL, &other));
-  cr_assert(strstr(error_copy(), "first") != NULL && strstr(error_copy(), "second") == NULL,
-            "opens answer the first reason: \"%s\"", error_copy());
+  CHECK_FAILS(RIG_EOPEN, rig_open("SIM:61", NULL, &other));
+  const char *why = check_error_copy();
+  cr_assert(strstr(why, "first") != NULL && strstr(why, "second") == NULL,
+            "opens answer the first reason: \"%s\"", why);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
@@ -635,12 +507,12 @@ Test(loss, a_child_of_fork_loses_the_driver_devices_it_inherited) {
   struct inherited in;
   in.sim = open_sim("SIM:62");
   in.closed = open_sim("SIM:63");
-  OK(rig_close(in.closed));
-  OK(rig_memory_device("MEM:85", &in.mem));
+  CHECK_OK(rig_close(in.closed));
+  CHECK_OK(rig_memory_device("MEM:85", &in.mem));
   in.sim_buffer = create(in.sim, 4 * KIB);
   in.mem_buffer = create(in.mem, 4 * KIB);
   in.reached = submit_fill(in.sim_buffer, 1);
-  OK(rig_point_wait(in.reached));
+  CHECK_OK(rig_point_wait(in.reached));
   in.queued = submit_fill(in.sim_buffer, 2);  /* uncommitted at the fork */
 
   fflush(NULL);
@@ -656,7 +528,7 @@ Test(loss, a_child_of_fork_loses_the_driver_devices_it_inherited) {
 
   /* The parent's devices are untouched. */
   cr_assert_null(rig_lost(in.sim));
-  OK(rig_point_wait(in.queued));
+  CHECK_OK(rig_point_wait(in.queued));
   rig_buffer_unref(in.mem_buffer);
   rig_buffer_unref(in.sim_buffer);
 }

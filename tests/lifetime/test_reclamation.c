@@ -47,88 +47,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_inject.h"
+#include "check.h"
+#include "helpers.h"
 
 #define KIB ((int64_t)1024)
 #define MIB (1024 * KIB)
 
-/* ---- Checking statuses ------------------------------------------------ */
-
-static const char *error_copy(void) {
-  static char text[512];
-  snprintf(text, sizeof text, "%s", rig_last_error());
-  return text;
-}
-
-#define OK(call)                                                                  \
-  do {                                                                            \
-    rig_status_t ok_status_ = (call);                                             \
-    cr_assert(ok_status_ == RIG_OK, "%s: %s: %s", #call, rig_status_name(ok_status_), \
-              error_copy());                                                      \
-  } while (0)
-
-/* call answers RIG_ENOMEM for n bytes on device d. */
-#define NO_MEMORY(d, n, call)                                                     \
-  do {                                                                            \
-    rig_status_t nm_status_ = (call);                                             \
-    rig_device_t *nm_device_ = rig_error_device();                                \
-    int64_t nm_bytes_ = rig_error_bytes();                                        \
-    cr_assert(nm_status_ == RIG_ENOMEM, "%s: got %s (%s), want RIG_ENOMEM", #call, \
-              rig_status_name(nm_status_), error_copy());                         \
-    cr_assert(error_copy()[0] != '\0', "%s: no message", #call);                  \
-    cr_assert(nm_device_ == (d), "%s: the error names %s, want %s", #call,        \
-              nm_device_ ? rig_device_name(nm_device_) : "no device", rig_device_name(d)); \
-    cr_assert_eq(nm_bytes_, (n), "%s: the error's bytes", #call);                 \
-  } while (0)
-
-/* ---- Devices and buffers ---------------------------------------------- */
-
-static rig_device_t *open_with(const char *name, const char *config) {
-  rig_open_options_t o = {sizeof o, config};
-  rig_device_t *d = NULL;
-  OK(rig_open(name, &o, &d));
-  cr_assert_not_null(d);
-  return d;
-}
-
-static const rig_sim_inject_t *inject(rig_device_t *d) {
-  const rig_sim_inject_t *inj = rig_device_capability(d, RIG_SIM_INJECT_KEY);
-  cr_assert_not_null(inj, "%s declares the sim's injection capability", rig_device_name(d));
-  return inj;
-}
-
-/* The driver frees the sim device d has had. */
-static int64_t driver_frees(rig_device_t *d) {
-  const rig_sim_inject_t *inj = inject(d);
-  return inj->frees(inj->device);
-}
-
-static rig_buffer_t *create_kind(rig_device_t *d, int64_t n, rig_memory_t kind) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, n, kind, &b));
-  cr_assert_not_null(b);
-  return b;
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) { return create_kind(d, n, RIG_MEMORY_DEVICE); }
-
-static rig_point_t submit_fill(rig_buffer_t *b, uint8_t c) {
-  rig_point_t p;
-  OK(rig_buffer_submit_fill(b, c, NULL, 0, &p));
-  return p;
-}
-
-static bool point_reached(rig_point_t p) {
-  bool reached = false;
-  OK(rig_point_reached(p, &reached));
-  return reached;
-}
+/* ---- Buffers ----------------------------------------------------------- */
 
 /* The driver's object for b's memory: equal handles are the same memory. */
 static uint64_t handle_of(rig_buffer_t *b) {
   uint64_t handle = 0;
   int64_t offset = -1;
-  OK(rig_buffer_handle(b, &handle, &offset));
+  CHECK_OK(rig_buffer_handle(b, &handle, &offset));
   cr_assert_eq(offset, 0);
   return handle;
 }
@@ -138,30 +69,30 @@ static uint64_t handle_of(rig_buffer_t *b) {
 Test(reclamation, collected_memory_waits_for_its_stamps) { /* RECL-05 RECL-19 RECL-51 RECL-46 */
   rig_device_t *d = open_with("SIM:20", "latency_us=50000,commit_every=8");
   int64_t start = rig_allocated(d);
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *b = create(d, 64 * KIB);
   cr_assert_eq(rig_allocated(d), start + 64 * KIB);
   rig_point_t fill = submit_fill(b, 9);
   rig_buffer_unref(b);  /* collected; its fill is queued, uncommitted */
 
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start + 64 * KIB, "collected memory waits for its fill");
-  cr_assert_eq(driver_frees(d), frees);
+  cr_assert_eq(sim_frees(d), frees);
 
   /* Committed and running (50 ms): free_cache, then a look at the point.
    * Had the point not been reached after the call, it was not during it. */
   bool reached = point_reached(fill);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   int64_t during = rig_allocated(d);
   if (!reached && !point_reached(fill))
     cr_assert_eq(during, start + 64 * KIB, "memory whose work runs stays allocated");
 
-  OK(rig_point_wait(fill));
+  CHECK_OK(rig_point_wait(fill));
   /* One free_cache moves the collected memory and returns it (RECL-51). */
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start, "the memory returned once its fill was done");
-  cr_assert_eq(driver_frees(d), frees + 1);
-  OK(rig_close(d));
+  cr_assert_eq(sim_frees(d), frees + 1);
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, memory_is_collected_after_its_last_buffer) { /* RECL-02 */
@@ -169,50 +100,50 @@ Test(reclamation, memory_is_collected_after_its_last_buffer) { /* RECL-02 */
   int64_t start = rig_allocated(d);
   rig_buffer_t *b = create(d, 32 * KIB);
   rig_buffer_t *part = NULL;
-  OK(rig_buffer_view(b, 4 * KIB, 4 * KIB, &part));
+  CHECK_OK(rig_buffer_view(b, 4 * KIB, 4 * KIB, &part));
   rig_buffer_unref(b);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start + 32 * KIB, "a view keeps the allocation");
   rig_buffer_unref(part);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, cached_memory_is_reused_with_empty_stamps) { /* RECL-07 RECL-08 RECL-09 RECL-16 */
   rig_device_t *d = open_with("SIM:22", "latency_us=20000,commit_every=8");
   int64_t start = rig_allocated(d);
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *b = create(d, 48 * KIB);
   uint64_t memory = handle_of(b);
   rig_point_t fill = submit_fill(b, 1);
   rig_buffer_unref(b);
-  OK(rig_point_wait(fill));
+  CHECK_OK(rig_point_wait(fill));
 
   /* The create moves the collected memory, whose fill is done, into the
    * cache and takes it from there: nothing new is allocated. */
   rig_buffer_t *again = create(d, 48 * KIB);
   cr_assert_eq(handle_of(again), memory, "the cached memory is reused");
   cr_assert_eq(rig_allocated(d), start + 48 * KIB, "reuse allocates nothing more");
-  cr_assert_eq(driver_frees(d), frees, "the memory never went back to the driver");
+  cr_assert_eq(sim_frees(d), frees, "the memory never went back to the driver");
   /* Empty stamps: the new buffer follows no work of the earlier use. */
   cr_assert_eq(rig_buffer_claim(again, RIG_ACCESS_READ_WRITE), RIG_CLAIMED);
   rig_buffer_release(again);
   bool reached = false;
-  OK(rig_buffer_reached(again, RIG_ACCESS_READ_WRITE, &reached));
+  CHECK_OK(rig_buffer_reached(again, RIG_ACCESS_READ_WRITE, &reached));
   cr_assert(reached);
 
   /* free_cache returns cached memory, not live buffers (RECL-30). */
   rig_buffer_t *other = create(d, 8 * KIB);
   rig_buffer_unref(other);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start + 48 * KIB, "the cache is empty, the live buffer kept");
-  cr_assert_eq(driver_frees(d), frees + 1, "the cached 8 KiB went back");
+  cr_assert_eq(sim_frees(d), frees + 1, "the cached 8 KiB went back");
   cr_assert_null(rig_buffer_dead(again));
   rig_buffer_unref(again);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, allocations_count_by_whole_words) { /* RECL-27 RECL-29 RECL-43 RECL-44 */
@@ -223,95 +154,93 @@ Test(reclamation, allocations_count_by_whole_words) { /* RECL-27 RECL-29 RECL-43
   rig_buffer_t *odd = create(d, 5);
   cr_assert_eq(rig_allocated(d), start + 8, "5 bytes count as two words");
   rig_buffer_unref(odd);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
 
   /* A host buffer of 128 bytes or more (under the page-aligned sizes)
    * starts on 128 bytes and counts up to 112 bytes more. */
-  OK(rig_free_cache(rig_host()));
+  CHECK_OK(rig_free_cache(rig_host()));
   int64_t host_start = rig_allocated(rig_host());
   rig_buffer_t *h = create(rig_host(), 1001);
   int64_t counted = rig_allocated(rig_host()) - host_start;
   cr_assert(counted >= 1004 && counted <= 1004 + 112, "1001 host bytes count %lld", (long long)counted);
   rig_buffer_unref(h);
-  OK(rig_free_cache(rig_host()));
+  CHECK_OK(rig_free_cache(rig_host()));
   cr_assert_eq(rig_allocated(rig_host()), host_start, "host allocated %lld, started at %lld",
                (long long)rig_allocated(rig_host()), (long long)host_start);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, memory_done_over_budget_skips_the_cache) { /* RECL-13 RECL-16 */
   rig_device_t *d = open_with("SIM:24", "budget=1M,commit_every=8");
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *live = create(d, 512 * KIB);
   rig_buffer_t *b = create(d, 256 * KIB);
   rig_point_t fill = submit_fill(b, 2);
   rig_buffer_unref(b);
-  OK(rig_set_budget(d, 600 * KIB));
+  CHECK_OK(rig_set_budget(d, 600 * KIB));
   cr_assert_eq(rig_allocated(d), 768 * KIB, "no live or waiting memory is freed");
-  OK(rig_point_wait(fill));
+  CHECK_OK(rig_point_wait(fill));
   /* The create moves the collected memory first: the device holds more
    * than its budget, so it goes back to the driver, not to the cache. */
   rig_buffer_t *small = create(d, 4);
-  cr_assert_eq(driver_frees(d), frees + 1, "the memory skipped the cache");
+  cr_assert_eq(sim_frees(d), frees + 1, "the memory skipped the cache");
   cr_assert_eq(rig_allocated(d), 512 * KIB + 4);
   rig_buffer_unref(small);
   rig_buffer_unref(live);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 /* ---- Budgets ------------------------------------------------------------- */
 
 Test(reclamation, set_budget_returns_cache_but_no_live_buffer) { /* RECL-10 RECL-47 RECL-48 RECL-49 RECL-50 */
   rig_device_t *d = open_with("SIM:25", "budget=1M");
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *cached_a = create(d, 128 * KIB), *cached_b = create(d, 128 * KIB);
   rig_buffer_t *live = create(d, 512 * KIB);
   rig_buffer_unref(cached_a);  /* no work to wait for: cached at once */
   rig_buffer_unref(cached_b);
   cr_assert_eq(rig_allocated(d), 768 * KIB, "both 128 KiB blocks are cached");
-  cr_assert_eq(driver_frees(d), frees);
+  cr_assert_eq(sim_frees(d), frees);
 
-  OK(rig_set_budget(d, 700 * KIB));
+  CHECK_OK(rig_set_budget(d, 700 * KIB));
   cr_assert_eq(rig_budget(d), 700 * KIB);
   cr_assert_eq(rig_allocated(d), 640 * KIB, "one cached block returned: the device holds at most its budget");
-  cr_assert_eq(driver_frees(d), frees + 1);
+  cr_assert_eq(sim_frees(d), frees + 1);
 
-  OK(rig_set_budget(d, 100 * KIB));
+  CHECK_OK(rig_set_budget(d, 100 * KIB));
   cr_assert_eq(rig_budget(d), 100 * KIB);
   cr_assert_eq(rig_allocated(d), 512 * KIB, "the cache is empty; live buffers stay");
   cr_assert_null(rig_buffer_dead(live));
-  OK(rig_buffer_fill(live, 1));
+  CHECK_OK(rig_buffer_fill(live, 1));
 
-  rig_status_t s = rig_set_budget(d, -1);
-  cr_assert_eq(s, RIG_EINVAL, "a negative budget: %s", rig_status_name(s));
-  cr_assert(error_copy()[0] != '\0');
+  CHECK_FAILS(RIG_EINVAL, rig_set_budget(d, -1), "a negative budget");
   cr_assert_eq(rig_budget(d), 100 * KIB);
   rig_buffer_unref(live);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, an_allocation_needing_room_frees_the_cache) { /* RECL-11 RECL-26 RECL-36 RECL-54 */
   rig_device_t *d = open_with("SIM:26", "budget=1M");
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *first = create(d, 512 * KIB);
   rig_buffer_t *cached = create(d, 256 * KIB);
   rig_buffer_unref(cached);  /* no work to wait for: cached at once */
   /* 512 K live and 256 K cached: another 508 K needs the room. */
   rig_buffer_t *second = create(d, 508 * KIB);
-  cr_assert_geq(driver_frees(d), frees + 1, "the round returned the cache");
+  cr_assert_geq(sim_frees(d), frees + 1, "the round returned the cache");
   cr_assert_leq(rig_allocated(d), rig_budget(d), "the device holds at most its budget");
   cr_assert_eq(rig_allocated(d), 1020 * KIB);
 
   /* Both live: the budget has no room, and the rounds free no live buffer. */
   rig_buffer_t *third = NULL;
-  NO_MEMORY(d, 512 * KIB, rig_buffer_create(d, 512 * KIB, RIG_MEMORY_DEVICE, &third));
+  CHECK_NO_MEMORY(d, 512 * KIB, rig_buffer_create(d, 512 * KIB, RIG_MEMORY_DEVICE, &third));
   cr_assert_null(third);
   cr_assert_null(rig_buffer_dead(first));
   cr_assert_null(rig_buffer_dead(second));
   cr_assert_null(rig_lost(d), "running out of memory loses nothing");
   rig_buffer_unref(second);
   rig_buffer_unref(first);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, a_round_waits_for_the_work_that_holds_memory_back) { /* RECL-36 */
@@ -324,52 +253,52 @@ Test(reclamation, a_round_waits_for_the_work_that_holds_memory_back) { /* RECL-3
    * waits for the fill, then frees the memory. */
   rig_buffer_t *next = create(d, 512 * KIB);
   bool reached = false;
-  OK(rig_point_reached(fill, &reached));
+  CHECK_OK(rig_point_reached(fill, &reached));
   cr_assert(reached, "the allocation waited for the fill that held the memory");
   cr_assert_eq(rig_allocated(d), 1 * MIB);
   rig_buffer_unref(next);
   rig_buffer_unref(live);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, refused_allocation_tries_after_three_rounds) { /* RECL-36 RECL-38 RECL-54 */
   rig_device_t *d = open_with("SIM:28", NULL);
-  const rig_sim_inject_t *inj = inject(d);
+  const rig_sim_inject_t *inj = sim_inject(d);
   /* The driver refuses the first try and the tries of the first two
    * rounds: the third round's try succeeds. */
   inj->allocs_fail(inj->device, 3, 0);
   rig_buffer_t *b = create(d, 4 * KIB);
   rig_buffer_unref(b);
-  OK(rig_free_cache(d));  /* no cached block to reuse below */
+  CHECK_OK(rig_free_cache(d));  /* no cached block to reuse below */
   /* Refusing the first try and all three rounds' answers RIG_ENOMEM. */
   inj->allocs_fail(inj->device, 4, 0);
   rig_buffer_t *none = NULL;
-  NO_MEMORY(d, 4 * KIB, rig_buffer_create(d, 4 * KIB, RIG_MEMORY_DEVICE, &none));
+  CHECK_NO_MEMORY(d, 4 * KIB, rig_buffer_create(d, 4 * KIB, RIG_MEMORY_DEVICE, &none));
   cr_assert_null(none);
   cr_assert_null(rig_lost(d));
   b = create(d, 4 * KIB);
   rig_buffer_unref(b);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, an_allocation_larger_than_the_budget_fails_at_once) { /* RECL-35 RECL-54 */
   rig_device_t *d = open_with("SIM:29", "budget=1M");
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *cached = create(d, 256 * KIB);
   rig_buffer_unref(cached);  /* cached at once */
   int64_t held = rig_allocated(d);
   cr_assert_eq(held, 256 * KIB);
   rig_buffer_t *huge = NULL;
-  NO_MEMORY(d, 2 * MIB, rig_buffer_create(d, 2 * MIB, RIG_MEMORY_DEVICE, &huge));
+  CHECK_NO_MEMORY(d, 2 * MIB, rig_buffer_create(d, 2 * MIB, RIG_MEMORY_DEVICE, &huge));
   cr_assert_null(huge);
   cr_assert_eq(rig_allocated(d), held, "the cache was not freed");
-  cr_assert_eq(driver_frees(d), frees);
-  OK(rig_close(d));
+  cr_assert_eq(sim_frees(d), frees);
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, pinned_memory_counts_in_the_hosts_budget) { /* RECL-28 RECL-55 */
   rig_device_t *d = open_with("SIM:30", NULL);
-  OK(rig_free_cache(rig_host()));
+  CHECK_OK(rig_free_cache(rig_host()));
   int64_t host_start = rig_allocated(rig_host());
   int64_t start = rig_allocated(d);
   rig_buffer_t *pinned = create_kind(d, 64 * KIB, RIG_MEMORY_PINNED);
@@ -382,53 +311,52 @@ Test(reclamation, pinned_memory_counts_in_the_hosts_budget) { /* RECL-28 RECL-55
   cr_assert_eq(rig_allocated(rig_host()), host_start + 64 * KIB + 1004, "1001 Pinned bytes count %lld",
                (long long)(rig_allocated(rig_host()) - host_start - 64 * KIB));
   rig_buffer_unref(odd);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
 
   /* The host's budget refuses the next one: the error names the sim. */
-  OK(rig_set_budget(rig_host(), rig_allocated(rig_host()) + 32 * KIB));
+  CHECK_OK(rig_set_budget(rig_host(), rig_allocated(rig_host()) + 32 * KIB));
   rig_buffer_t *refused = NULL;
-  NO_MEMORY(d, 64 * KIB, rig_buffer_create(d, 64 * KIB, RIG_MEMORY_PINNED, &refused));
+  CHECK_NO_MEMORY(d, 64 * KIB, rig_buffer_create(d, 64 * KIB, RIG_MEMORY_PINNED, &refused));
   cr_assert_null(refused);
   /* Larger than the host's whole budget: refused at once, also for the sim. */
-  NO_MEMORY(d, 1 * MIB, rig_buffer_create(d, 1 * MIB, RIG_MEMORY_PINNED, &refused));
-  OK(rig_set_budget(rig_host(), INT64_MAX));
+  CHECK_NO_MEMORY(d, 1 * MIB, rig_buffer_create(d, 1 * MIB, RIG_MEMORY_PINNED, &refused));
+  CHECK_OK(rig_set_budget(rig_host(), INT64_MAX));
   /* Collected, it enters the sim's cache still counting in the host's
    * budget; the sim's free_cache returns it. */
   rig_buffer_unref(pinned);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(rig_host()), host_start,
                "free_cache of the sim returns its cached Pinned memory: host allocated %lld, started at %lld",
                (long long)rig_allocated(rig_host()), (long long)host_start);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 Test(reclamation, a_round_frees_cached_pinned_memory_charged_to_the_host) { /* RECL-36 RECL-28 */
   rig_device_t *d = open_with("SIM:31", NULL);
-  OK(rig_free_cache(rig_host()));
+  CHECK_OK(rig_free_cache(rig_host()));
   int64_t host_start = rig_allocated(rig_host());
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *pinned = create_kind(d, 64 * KIB, RIG_MEMORY_PINNED);
   rig_buffer_unref(pinned);  /* cached by the sim, charged to the host */
   cr_assert_eq(rig_allocated(rig_host()), host_start + 64 * KIB);
-  OK(rig_set_budget(rig_host(), host_start + 64 * KIB));
+  CHECK_OK(rig_set_budget(rig_host(), host_start + 64 * KIB));
   /* Another size needs the room the cached block takes in the host's
    * budget: the rounds free the cached memory charged to that budget. */
   rig_buffer_t *other = NULL;
-  rig_status_t s = rig_buffer_create(d, 32 * KIB, RIG_MEMORY_PINNED, &other);
-  cr_assert_eq(s, RIG_OK, "a Pinned allocation with room held by cached Pinned memory: %s (%s)",
-               rig_status_name(s), error_copy());
-  cr_assert_eq(driver_frees(d), frees + 1, "the cached Pinned block went back to the sim's driver");
+  CHECK_OK(rig_buffer_create(d, 32 * KIB, RIG_MEMORY_PINNED, &other),
+           "a Pinned allocation with room held by cached Pinned memory");
+  cr_assert_eq(sim_frees(d), frees + 1, "the cached Pinned block went back to the sim's driver");
   cr_assert_leq(rig_allocated(rig_host()), rig_budget(rig_host()));
-  OK(rig_set_budget(rig_host(), INT64_MAX));
+  CHECK_OK(rig_set_budget(rig_host(), INT64_MAX));
   rig_buffer_unref(other);
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
 }
 
 /* ---- The host's kept buffers --------------------------------------------- */
 
 Test(reclamation, the_host_keeps_buffers_of_64_kib_or_more) { /* RECL-31 RECL-53 */
   rig_device_t *h = rig_host();
-  OK(rig_free_cache(h));
+  CHECK_OK(rig_free_cache(h));
   int64_t start = rig_allocated(h);
 
   rig_buffer_t *small = create(h, 60 * KIB);
@@ -445,6 +373,6 @@ Test(reclamation, the_host_keeps_buffers_of_64_kib_or_more) { /* RECL-31 RECL-53
   cr_assert_eq(rig_buffer_host(again), address, "the kept buffer is reused");
   cr_assert_eq(rig_allocated(h), held);
   rig_buffer_unref(again);
-  OK(rig_free_cache(h));
+  CHECK_OK(rig_free_cache(h));
   cr_assert_eq(rig_allocated(h), start, "free_cache of the host frees the kept buffers");
 }

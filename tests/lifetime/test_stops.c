@@ -46,110 +46,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "sim_inject.h"
+#include "check.h"
+#include "helpers.h"
 
 #define KIB ((int64_t)1024)
 
-/* ---- Checking statuses ------------------------------------------------ */
+/* ---- Sim devices ------------------------------------------------------- */
 
-static const char *error_copy(void) {
-  static char text[512];
-  snprintf(text, sizeof text, "%s", rig_last_error());
-  return text;
-}
-
-#define OK(call)                                                                  \
-  do {                                                                            \
-    rig_status_t ok_status_ = (call);                                             \
-    cr_assert(ok_status_ == RIG_OK, "%s: %s: %s", #call, rig_status_name(ok_status_), \
-              error_copy());                                                      \
-  } while (0)
-
-/* call answers RIG_ELOST for d. */
-#define LOST(d, call)                                                             \
-  do {                                                                            \
-    rig_status_t lost_status_ = (call);                                           \
-    cr_assert(lost_status_ == RIG_ELOST, "%s: got %s (%s), want RIG_ELOST", #call, \
-              rig_status_name(lost_status_), error_copy());                       \
-    cr_assert(rig_error_device() == (d), "%s: the error names another device", #call); \
-  } while (0)
-
-static void assert_reason(rig_device_t *d, const char *why) {
-  const char *lost = rig_lost(d);
-  cr_assert(lost != NULL && strcmp(lost, why) == 0, "%s: lost answers \"%s\", want \"%s\"",
-            rig_device_name(d), lost ? lost : "(live)", why);
-}
-
-/* ---- Devices, buffers and the sim's counters ---------------------------- */
-
-static rig_device_t *open_sim(const char *name) {
-  rig_open_options_t o = {sizeof o, "commit_every=8"};
-  rig_device_t *d = NULL;
-  OK(rig_open(name, &o, &d));
-  cr_assert_not_null(d);
-  return d;
-}
-
-static const rig_sim_inject_t *inject(const rig_device_t *d) {
-  const rig_sim_inject_t *inj = rig_device_capability(d, RIG_SIM_INJECT_KEY);
-  cr_assert_not_null(inj, "%s declares the sim's injection capability", rig_device_name(d));
-  return inj;
-}
-
-/* The driver stops rig ran on the sim device d. */
-static int64_t stops(const rig_device_t *d) {
-  const rig_sim_inject_t *inj = inject(d);
-  return inj->stops(inj->device);
-}
-
-static int64_t driver_frees(const rig_device_t *d) {
-  const rig_sim_inject_t *inj = inject(d);
-  return inj->frees(inj->device);
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b));
-  cr_assert_not_null(b);
-  return b;
-}
-
-static rig_point_t submit_fill(rig_buffer_t *b, uint8_t c) {
-  rig_point_t p;
-  OK(rig_buffer_submit_fill(b, c, NULL, 0, &p));
-  return p;
-}
-
-/* Fills b at a value of its sim that faults with why, and waits: the wait
- * finds the fault and loses the device.  Returns the unreached point. */
-static rig_point_t lose_by_fault(rig_device_t *d, rig_buffer_t *b, const char *why) {
-  const rig_sim_inject_t *inj = inject(d);
-  inj->fault_at(inj->device, rig_submitted(d) + 1, why);
-  rig_point_t p = submit_fill(b, 0xee);
-  LOST(d, rig_point_wait(p));
-  assert_reason(d, why);
-  return p;
-}
-
-static void nap_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
-  nanosleep(&t, NULL);
-}
-
-/* Returns once the lost device d whose stop has run reports its last
- * submitted value: it has stopped. */
-static void wait_until_stopped(rig_device_t *d) {
-  uint64_t signaled = 0;
-  for (int i = 0; i < 5000; i++) {
-    OK(rig_signaled(d, &signaled));
-    if (signaled >= rig_submitted(d)) return;
-    nap_ms(1);
-  }
-  cr_assert_fail("%s reports %llu after its stop, submitted %llu", rig_device_name(d),
-                 (unsigned long long)signaled, (unsigned long long)rig_submitted(d));
-}
+/* A sim whose work waits for a commit (a wait) before it runs. */
+static rig_device_t *open_sim(const char *name) { return open_with(name, "commit_every=8"); }
 
 /* ---- The owed stop ------------------------------------------------------- */
 
@@ -163,32 +69,32 @@ Test(stops, only_close_runs_the_owed_stop_once) {
   rig_device_t *d = open_sim("SIM:70");
   rig_buffer_t *b = create(d, 4 * KIB);
   rig_point_t unreached = lose_by_fault(d, b, "device fell off the bus");
-  cr_assert_eq(stops(d), 0, "the call that lost the device runs no stop");
+  cr_assert_eq(sim_stops(d), 0, "the call that lost the device runs no stop");
 
   /* Uses of the lost device answer the loss and run no stop. */
   rig_buffer_t *none = NULL;
-  LOST(d, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &none));
-  LOST(d, rig_buffer_fill(b, 1));
-  LOST(d, rig_point_wait(unreached));
-  LOST(d, rig_buffer_wait(b, RIG_ACCESS_READ));
+  CHECK_LOST(d, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &none));
+  CHECK_LOST(d, rig_buffer_fill(b, 1));
+  CHECK_LOST(d, rig_point_wait(unreached));
+  CHECK_LOST(d, rig_buffer_wait(b, RIG_ACCESS_READ));
   void *value = NULL;
   static rig_local_key_t *never_got;  /* keys live for the process */
   never_got = rig_local_new_key(make_nothing, NULL, NULL);
-  LOST(d, rig_local_get(never_got, d, &value));
-  cr_assert_eq(stops(d), 0, "a use of a lost device runs no stop");
-  OK(rig_free_cache(d));
-  OK(rig_set_budget(d, 0));
-  OK(rig_free_cache(rig_host()));
-  cr_assert_eq(stops(d), 0, "reclamation runs no stop");
+  CHECK_LOST(d, rig_local_get(never_got, d, &value));
+  cr_assert_eq(sim_stops(d), 0, "a use of a lost device runs no stop");
+  CHECK_OK(rig_free_cache(d));
+  CHECK_OK(rig_set_budget(d, 0));
+  CHECK_OK(rig_free_cache(rig_host()));
+  cr_assert_eq(sim_stops(d), 0, "reclamation runs no stop");
   rig_device_t *other = NULL;
-  OK(rig_open("SIM:71", NULL, &other));
-  cr_assert_eq(stops(d), 0, "opens of other names run no stop of it");
+  CHECK_OK(rig_open("SIM:71", NULL, &other));
+  cr_assert_eq(sim_stops(d), 0, "opens of other names run no stop of it");
 
-  OK(rig_close(d));
-  cr_assert_eq(stops(d), 1, "close ran the owed stop, and had when it returned");
-  OK(rig_close(d));
-  cr_assert_eq(stops(d), 1, "the driver's stop runs once");
-  assert_reason(d, "device fell off the bus");
+  CHECK_OK(rig_close(d));
+  cr_assert_eq(sim_stops(d), 1, "close ran the owed stop, and had when it returned");
+  CHECK_OK(rig_close(d));
+  cr_assert_eq(sim_stops(d), 1, "the driver's stop runs once");
+  assert_lost_with(d, "device fell off the bus");
   rig_buffer_unref(b);
 }
 
@@ -196,24 +102,24 @@ Test(stops, close_of_a_live_device_waits_for_its_work_then_stops_it) { /* STOP-0
   rig_device_t *d = open_sim("SIM:72");
   rig_buffer_t *b = create(d, 4 * KIB);
   rig_point_t queued = submit_fill(b, 1);  /* uncommitted */
-  OK(rig_close(d));
-  assert_reason(d, "closed");
-  cr_assert_eq(stops(d), 1);
+  CHECK_OK(rig_close(d));
+  assert_lost_with(d, "closed");
+  cr_assert_eq(sim_stops(d), 1);
   bool reached = false;
-  OK(rig_point_reached(queued, &reached));
+  CHECK_OK(rig_point_reached(queued, &reached));
   cr_assert(reached, "close waited for the work submitted before it");
-  LOST(d, rig_buffer_fill(b, 2));
+  CHECK_LOST(d, rig_buffer_fill(b, 2));
   rig_buffer_unref(b);
 }
 
 Test(stops, fail_runs_no_stop) { /* STOP-13 ERR-41 */
   rig_device_t *d = open_sim("SIM:73");
-  OK(rig_fail("going down"));
-  assert_reason(d, "going down");
-  cr_assert_eq(stops(d), 0, "fail runs no stop");
-  OK(rig_close(d));
-  cr_assert_eq(stops(d), 1, "the close runs it");
-  assert_reason(d, "going down");
+  CHECK_OK(rig_fail("going down"));
+  assert_lost_with(d, "going down");
+  cr_assert_eq(sim_stops(d), 0, "fail runs no stop");
+  CHECK_OK(rig_close(d));
+  cr_assert_eq(sim_stops(d), 1, "the close runs it");
+  assert_lost_with(d, "going down");
 }
 
 Test(stops, an_open_of_the_name_runs_the_owed_stop_and_opens_a_new_device) {
@@ -221,33 +127,33 @@ Test(stops, an_open_of_the_name_runs_the_owed_stop_and_opens_a_new_device) {
   rig_device_t *old = open_sim("SIM:74");
   rig_buffer_t *b = create(old, 4 * KIB);
   rig_point_t reached_before = submit_fill(b, 1);
-  OK(rig_point_wait(reached_before));
+  CHECK_OK(rig_point_wait(reached_before));
   rig_point_t unreached = lose_by_fault(old, b, "firmware crash");
-  cr_assert_eq(stops(old), 0);
+  cr_assert_eq(sim_stops(old), 0);
 
   rig_device_t *fresh = open_sim("SIM:74");
-  cr_assert_eq(stops(old), 1, "the open ran the lost device's owed stop");
+  cr_assert_eq(sim_stops(old), 1, "the open ran the lost device's owed stop");
   cr_assert_not(rig_device_equal(fresh, old), "a reopened name is another device");
   cr_assert_null(rig_lost(fresh));
-  cr_assert_neq(inject(fresh)->device, inject(old)->device, "the driver opened a new device");
-  assert_reason(old, "firmware crash");
+  cr_assert_neq(sim_inject(fresh)->device, sim_inject(old)->device, "the driver opened a new device");
+  assert_lost_with(old, "firmware crash");
   cr_assert_str_eq(rig_device_name(old), "SIM:74");
 
   /* The new device runs work; its points name it, never the old one, and
    * the old device's points answer as before. */
   rig_buffer_t *c = create(fresh, 4 * KIB);
   rig_point_t p = submit_fill(c, 2);
-  OK(rig_point_wait(p));
+  CHECK_OK(rig_point_wait(p));
   cr_assert(rig_device_equal(rig_point_device(p), fresh));
   cr_assert_not(rig_device_equal(rig_point_device(reached_before), fresh),
                 "an old point names the lost device, or nothing once its slot is taken");
   bool reached = false;
-  OK(rig_point_reached(reached_before, &reached));
+  CHECK_OK(rig_point_reached(reached_before, &reached));
   cr_assert(reached);
-  LOST(old, rig_point_wait(unreached));
-  OK(rig_close(fresh));
-  cr_assert_eq(stops(fresh), 1);
-  cr_assert_eq(stops(old), 1);
+  CHECK_LOST(old, rig_point_wait(unreached));
+  CHECK_OK(rig_close(fresh));
+  cr_assert_eq(sim_stops(fresh), 1);
+  cr_assert_eq(sim_stops(old), 1);
   rig_buffer_unref(c);
   rig_buffer_unref(b);
 }
@@ -257,11 +163,11 @@ Test(stops, an_open_of_the_name_runs_the_owed_stop_and_opens_a_new_device) {
 Test(stops, memory_of_a_lost_device_returns_only_after_its_stop) { /* STOP-02 STOP-15 STOP-16 RECL-52 LOSS-14 */
   rig_device_t *d = open_sim("SIM:75");
   int64_t start = rig_allocated(d);
-  int64_t frees = driver_frees(d);
+  int64_t frees = sim_frees(d);
   rig_buffer_t *cached = create(d, 64 * KIB);
   rig_buffer_unref(cached);  /* no work: in the cache at once */
   rig_buffer_t *done = create(d, 16 * KIB);
-  OK(rig_point_wait(submit_fill(done, 1)));
+  CHECK_OK(rig_point_wait(submit_fill(done, 1)));
   rig_buffer_unref(done);  /* its work done: collected, then cached */
   rig_buffer_t *b = create(d, 32 * KIB);
   lose_by_fault(d, b, "DMA error");
@@ -269,18 +175,18 @@ Test(stops, memory_of_a_lost_device_returns_only_after_its_stop) { /* STOP-02 ST
   int64_t held = start + 112 * KIB;
   cr_assert_eq(rig_allocated(d), held);
 
-  OK(rig_free_cache(d));
-  OK(rig_set_budget(d, 0));
+  CHECK_OK(rig_free_cache(d));
+  CHECK_OK(rig_set_budget(d, 0));
   cr_assert_eq(rig_allocated(d), held,
                "no memory of a lost device returns before its stop, its cache's included: allocated %lld, want %lld",
                (long long)rig_allocated(d), (long long)held);
-  cr_assert_eq(driver_frees(d), frees, "nothing went back to the driver");
+  cr_assert_eq(sim_frees(d), frees, "nothing went back to the driver");
 
-  OK(rig_close(d));
-  wait_until_stopped(d);
-  OK(rig_free_cache(d));
+  CHECK_OK(rig_close(d));
+  await_stopped(d);
+  CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start, "all its memory returned once it stopped, dropped values' too");
-  cr_assert_eq(driver_frees(d), frees + 3);
+  cr_assert_eq(sim_frees(d), frees + 3);
 }
 
 /* ---- Values per device ---------------------------------------------------- */
@@ -317,7 +223,7 @@ static void drop_value(void *value, void *context) {
 
 static struct value *get(rig_local_key_t *key, rig_device_t *d) {
   void *out = NULL;
-  OK(rig_local_get(key, d, &out));
+  CHECK_OK(rig_local_get(key, d, &out));
   cr_assert_not_null(out);
   return out;
 }
@@ -331,7 +237,7 @@ Test(stops, a_keys_value_is_made_once_per_device_at_its_first_get) { /* LOCAL-01
   cr_assert_eq(log.inits, 0, "no value is made before the first get");
 
   rig_device_t *mem = NULL;
-  OK(rig_memory_device("MEM:90", &mem));
+  CHECK_OK(rig_memory_device("MEM:90", &mem));
   rig_device_t *sim = open_sim("SIM:76");
   rig_device_t *devices[] = {rig_host(), mem, sim};
   struct value *first[3];
@@ -354,12 +260,12 @@ Test(stops, a_keys_value_is_made_once_per_device_at_its_first_get) { /* LOCAL-01
   cr_assert_eq(rig_local_get(NULL, mem, &out), RIG_EINVAL);
 
   /* A live memory device's close drops its values before it returns. */
-  OK(rig_close(mem));
+  CHECK_OK(rig_close(mem));
   cr_assert_eq(log.drops, 1);
   cr_assert_eq(log.dropped_for, mem);
   cr_assert_eq(other_log.drops, 1);
   cr_assert_eq(log.inits, 3, "a close makes no value");
-  OK(rig_close(sim));
+  CHECK_OK(rig_close(sim));
   cr_assert_eq(log.drops, 2);
   cr_assert_eq(log.dropped_for, sim);
 }
@@ -374,11 +280,11 @@ Test(stops, values_are_dropped_after_the_stop_before_close_returns) { /* LOCAL-0
   lose_by_fault(d, b, "lost power");
   cr_assert_eq(log.drops, 0, "a loss drops no value: its stop is still owed");
   cr_assert_eq(get(key, d), v, "the value made before the loss lives until the stop");
-  OK(rig_close(d));
+  CHECK_OK(rig_close(d));
   cr_assert_eq(log.drops, 1, "close returned after the drop");
   cr_assert_eq(log.stops_at_drop, 1, "the value was dropped after the driver's stop returned");
   void *out = NULL;
-  LOST(d, rig_local_get(key, d, &out));
+  CHECK_LOST(d, rig_local_get(key, d, &out));
   cr_assert_eq(log.inits, 1);
   rig_buffer_unref(b);
 }
@@ -389,11 +295,11 @@ Test(stops, a_reopened_name_has_values_of_its_own) { /* LOCAL-06 */
   key = rig_local_new_key(make_value, drop_value, &log);
   rig_device_t *old = open_sim("SIM:78");
   cr_assert_eq(get(key, old)->serial, 1);
-  OK(rig_close(old));
+  CHECK_OK(rig_close(old));
   rig_device_t *fresh = open_sim("SIM:78");
   struct value *v = get(key, fresh);
   cr_assert_eq(log.inits, 2, "init ran again for the new device");
   cr_assert_eq(v->serial, 2);
   cr_assert_eq(v->device, fresh);
-  OK(rig_close(fresh));
+  CHECK_OK(rig_close(fresh));
 }

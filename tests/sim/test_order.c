@@ -45,10 +45,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "check.h"
 #include "devices.h"
-#include "sim_inject.h"
+#include "helpers.h"
 
 #define MIB ((int64_t)1 << 20)
 /* The latency of work on the devices of the order tests: real asynchrony. */
@@ -60,78 +60,25 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                  */
 
-static void expect_status(rig_status_t got, rig_status_t want, const char *what) {
-  cr_assert_eq(got, want, "%s: got %s, want %s (%s)", what, rig_status_name(got),
-               rig_status_name(want), rig_last_error());
-  if (want != RIG_OK)
-    cr_assert(rig_last_error()[0] != '\0', "%s: %s with an empty message", what,
-              rig_status_name(got));
-}
-
+/* open_with(name, config), a device that runs its work on a worker. */
 static rig_device_t *open_sim(const char *name, const char *config) {
-  rig_open_options_t opts = {sizeof opts, config};
-  rig_device_t *d = NULL;
-  expect_status(rig_open(name, &opts, &d), RIG_OK, name);
-  cr_assert_not_null(d);
+  rig_device_t *d = open_with(name, config);
   cr_assert(!rig_device_runs_on_host(d), "%s runs its work on a worker, not the host", name);
   return d;
-}
-
-static const rig_sim_inject_t *inject_of(rig_device_t *d) {
-  const rig_sim_inject_t *inj = rig_device_capability(d, RIG_SIM_INJECT_KEY);
-  cr_assert_not_null(inj, "%s declares no %s capability", rig_device_name(d), RIG_SIM_INJECT_KEY);
-  return inj;
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n, rig_memory_t kind) {
-  rig_buffer_t *b = NULL;
-  expect_status(rig_buffer_create(d, n, kind, &b), RIG_OK, "rig_buffer_create");
-  cr_assert_not_null(b);
-  return b;
 }
 
 /* A buffer over caller memory of n bytes (outside the claims), which the
  * test may change through the pointer at any time. */
 static rig_buffer_t *of_memory(uint8_t *bytes, int64_t n) {
   rig_buffer_t *b = NULL;
-  expect_status(rig_buffer_of_memory(bytes, n, NULL, NULL, &b), RIG_OK, "rig_buffer_of_memory");
+  CHECK_OK(rig_buffer_of_memory(bytes, n, NULL, NULL, &b));
   return b;
-}
-
-static rig_point_t submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_t nwaits) {
-  rig_point_t p;
-  expect_status(rig_buffer_submit_fill(b, c, waits, nwaits, &p), RIG_OK, "rig_buffer_submit_fill");
-  return p;
-}
-
-static rig_point_t submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *boxes, size_t n) {
-  rig_point_t p;
-  expect_status(rig_buffer_submit_copy(src, dst, boxes, n, NULL, 0, &p), RIG_OK,
-                "rig_buffer_submit_copy");
-  return p;
-}
-
-static rig_point_t copy_all(rig_buffer_t *src, rig_buffer_t *dst) {
-  rig_box_t row = rig_row(0, 0, rig_buffer_bytes(src));
-  return submit_copy(src, dst, &row, 1);
-}
-
-static bool reached_now(rig_point_t p) {
-  bool reached = false;
-  expect_status(rig_point_reached(p, &reached), RIG_OK, "rig_point_reached");
-  return reached;
 }
 
 static uint64_t signaled(rig_device_t *d) {
   uint64_t v = 0;
-  expect_status(rig_signaled(d, &v), RIG_OK, "rig_signaled");
+  CHECK_OK(rig_signaled(d, &v));
   return v;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&t, &t) != 0) {
-  }
 }
 
 /* Asserts that p names device d: work d's queue runs, not the host. */
@@ -146,7 +93,7 @@ static void expect_bytes(rig_buffer_t *b, uint8_t c, const char *what) {
   int64_t n = rig_buffer_bytes(b);
   uint8_t *got = malloc((size_t)n);
   cr_assert_not_null(got);
-  expect_status(rig_buffer_blit_to_bytes(b, 0, got, n, 0, n), RIG_OK, "rig_buffer_blit_to_bytes");
+  CHECK_OK(rig_buffer_blit_to_bytes(b, 0, got, n, 0, n));
   for (int64_t i = 0; i < n; i++)
     if (got[i] != c) {
       uint8_t g = got[i];
@@ -156,34 +103,19 @@ static void expect_bytes(rig_buffer_t *b, uint8_t c, const char *what) {
   free(got);
 }
 
-/* Host access function: asserts every byte is *(uint8_t *)context. */
-static int all_bytes_are(void *bytes, int64_t n, void *context) {
-  uint8_t want = *(const uint8_t *)context;
-  const uint8_t *p = bytes;
-  for (int64_t i = 0; i < n; i++)
-    if (p[i] != want) return (int)i + 1;
-  return 0;
-}
-
-/* Host access function: sets every byte to *(uint8_t *)context. */
-static int set_bytes(void *bytes, int64_t n, void *context) {
-  memset(bytes, *(const uint8_t *)context, (size_t)n);
-  return 0;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Asynchrony and order across devices                                       */
 
 Test(order, submit_returns_before_the_work_ran) {
   /* INTRO-06, COPY-41, TL-17, TL-21, ORD-10 */
   rig_device_t *d = open_sim("SIM:20", SLOW);
-  rig_buffer_t *b = create(d, 4096, RIG_MEMORY_DEVICE);
-  rig_point_t p = submit_fill(b, 7, NULL, 0);
+  rig_buffer_t *b = create(d, 4096);
+  rig_point_t p = submit_fill(b, 7);
   expect_device_point(p, d);
-  cr_assert(!reached_now(p), "INTRO-06: the fill ran before submit_fill returned");
+  cr_assert(!point_reached(p), "INTRO-06: the fill ran before submit_fill returned");
   cr_assert_lt(signaled(d), rig_point_value(p), "TL-17: signaled reports a value whose work has not run");
-  expect_status(rig_point_wait(p), RIG_OK, "rig_point_wait");
-  cr_assert(reached_now(p));
+  CHECK_OK(rig_point_wait(p));
+  cr_assert(point_reached(p));
   cr_assert_geq(signaled(d), rig_point_value(p), "TL-17: a reached value is reported");
   expect_bytes(b, 7, "ORD-10: bytes after the wait");
   rig_buffer_unref(b);
@@ -196,17 +128,17 @@ Test(order, a_copy_on_another_device_follows_the_fill_it_reads) {
    * fill committed first) makes each copy see the fill before it. */
   rig_device_t *d0 = open_sim("SIM:21", LATENCY ",commit_every=1000");
   rig_device_t *d1 = open_sim("SIM:22", LATENCY ",commit_every=1");
-  rig_buffer_t *a = create(d0, MIB, RIG_MEMORY_DEVICE);
-  rig_buffer_t *b = create(d1, MIB, RIG_MEMORY_DEVICE);
-  rig_buffer_t *back = create(d0, MIB, RIG_MEMORY_DEVICE);
+  rig_buffer_t *a = create(d0, MIB);
+  rig_buffer_t *b = create(d1, MIB);
+  rig_buffer_t *back = create(d0, MIB);
   for (uint8_t round = 1; round <= 3; round++) {
-    rig_point_t fill = submit_fill(a, round, NULL, 0);
+    rig_point_t fill = submit_fill(a, round);
     expect_device_point(fill, d0);
-    rig_point_t copy = copy_all(a, b);
+    rig_point_t copy = submit_copy_all(a, b);
     cr_assert(rig_point_device(copy) == d0 || rig_point_device(copy) == d1,
               "COPY-10: a copy between two sim devices is run by one of them");
     /* And back again: SIM:21 reads what SIM:22 wrote. */
-    copy_all(b, back);
+    submit_copy_all(b, back);
     expect_bytes(back, round, "ORD-07: the copy back sees the copy that saw the fill");
     expect_bytes(b, round, "ORD-07: the copy sees the fill");
   }
@@ -218,22 +150,22 @@ Test(order, a_copy_on_another_device_follows_the_fill_it_reads) {
 Test(order, host_reads_follow_the_device_writes) {
   /* ORD-11, ORD-13, ORD-14, TL-09 (host reads commit), COPY-41 */
   rig_device_t *d = open_sim("SIM:23", LATENCY ",commit_every=1000");
-  rig_buffer_t *a = create(d, 64 * 1024, RIG_MEMORY_DEVICE);
-  rig_buffer_t *pinned = create(d, 64 * 1024, RIG_MEMORY_PINNED);
+  rig_buffer_t *a = create(d, 64 * 1024);
+  rig_buffer_t *pinned = create_kind(d, 64 * 1024, RIG_MEMORY_PINNED);
   cr_assert_null(rig_buffer_host(a), "the host does not address a sim device's own memory");
   cr_assert_not_null(rig_buffer_host(pinned), "the host addresses Pinned memory");
 
   uint8_t want = 0x5a;
-  submit_fill(a, want, NULL, 0);
-  rig_point_t copy = copy_all(a, pinned); /* the device writes host memory */
+  submit_fill(a, want);
+  rig_point_t copy = submit_copy_all(a, pinned); /* the device writes host memory */
   expect_device_point(copy, d);
-  expect_status(rig_buffer_read(pinned, 1, all_bytes_are, &want), RIG_OK,
-                "ORD-11: rig_buffer_read sees the device's write");
+  CHECK_OK(rig_buffer_read(pinned, 1, all_bytes_are, &want),
+           "ORD-11: rig_buffer_read sees the device's write");
 
   want = 0x6b;
-  submit_fill(a, want, NULL, 0);
-  copy_all(a, pinned);
-  expect_status(rig_buffer_wait(pinned, RIG_ACCESS_READ), RIG_OK, "rig_buffer_wait");
+  submit_fill(a, want);
+  submit_copy_all(a, pinned);
+  CHECK_OK(rig_buffer_wait(pinned, RIG_ACCESS_READ));
   cr_assert_eq(all_bytes_are(rig_buffer_host(pinned), 64 * 1024, &want), 0,
                "ORD-13: host code after rig_buffer_wait(Read) sees the device's write");
   expect_bytes(a, want, "ORD-14: rig_buffer_blit_to_bytes follows the fill");
@@ -248,22 +180,22 @@ Test(order, a_write_follows_every_use) {
    * reader's copy of the bytes it overwrites. */
   rig_device_t *writer = open_sim("SIM:24", LATENCY ",commit_every=1");
   rig_device_t *reader = open_sim("SIM:25", LATENCY ",commit_every=1000");
-  rig_buffer_t *a = create(writer, MIB, RIG_MEMORY_DEVICE);
-  rig_buffer_t *b = create(reader, MIB, RIG_MEMORY_DEVICE);
-  expect_status(rig_buffer_fill(a, 1), RIG_OK, "rig_buffer_fill");
-  copy_all(a, b);
-  submit_fill(a, 2, NULL, 0);
+  rig_buffer_t *a = create(writer, MIB);
+  rig_buffer_t *b = create(reader, MIB);
+  CHECK_OK(rig_buffer_fill(a, 1));
+  submit_copy_all(a, b);
+  submit_fill(a, 2);
   expect_bytes(b, 1, "ORD-08: the copy read the bytes before the later fill");
   expect_bytes(a, 2, "ORD-08: the later fill's bytes");
 
   /* A host write follows a device's read of Pinned memory. */
   rig_device_t *held = open_sim("SIM:26", LATENCY ",commit_every=1000");
-  rig_buffer_t *pinned = create(held, 64 * 1024, RIG_MEMORY_PINNED);
-  rig_buffer_t *c = create(held, 64 * 1024, RIG_MEMORY_DEVICE);
-  expect_status(rig_buffer_fill(pinned, 3), RIG_OK, "rig_buffer_fill");
-  copy_all(pinned, c);
+  rig_buffer_t *pinned = create_kind(held, 64 * 1024, RIG_MEMORY_PINNED);
+  rig_buffer_t *c = create(held, 64 * 1024);
+  CHECK_OK(rig_buffer_fill(pinned, 3));
+  submit_copy_all(pinned, c);
   uint8_t later = 4;
-  expect_status(rig_buffer_write(pinned, 1, set_bytes, &later), RIG_OK, "rig_buffer_write");
+  CHECK_OK(rig_buffer_write(pinned, 1, set_bytes, &later));
   expect_bytes(c, 3, "ORD-12: rig_buffer_write's function ran after the device's read");
   expect_bytes(pinned, 4, "the host's write");
   rig_buffer_unref(a);
@@ -283,24 +215,24 @@ static void expect_submit_waits_on_the_host(const char *src_name, const char *ds
   snprintf(dst_config, sizeof dst_config, "latency_us=0,commit_every=1,queue_waits=%d", queue_waits);
   rig_device_t *src = open_sim(src_name, src_config);
   rig_device_t *dst = open_sim(dst_name, dst_config);
-  rig_buffer_t *a = create(src, 64 * 1024, RIG_MEMORY_DEVICE);
-  rig_buffer_t *b = create(dst, 64 * 1024, RIG_MEMORY_DEVICE);
+  rig_buffer_t *a = create(src, 64 * 1024);
+  rig_buffer_t *b = create(dst, 64 * 1024);
 
-  rig_point_t slow = submit_fill(a, 9, NULL, 0);
-  rig_point_t fill = submit_fill(b, 8, &slow, 1);
+  rig_point_t slow = submit_fill(a, 9);
+  rig_point_t fill = submit_fill_after(b, 8, &slow, 1);
   expect_device_point(fill, dst);
   const char *rule = host_waits ? "SUB-25: without queue waits, submit returned before the point it follows"
                                 : "SUB-24: with queue waits, submit waited on the host";
-  cr_assert_eq(reached_now(slow), host_waits, "%s (the fill)", rule);
+  cr_assert_eq(point_reached(slow), host_waits, "%s (the fill)", rule);
   expect_bytes(b, 8, "ORD-09: the fill that waited");
 
-  slow = submit_fill(a, 10, NULL, 0);
-  rig_point_t copy = copy_all(a, b);
+  slow = submit_fill(a, 10);
+  rig_point_t copy = submit_copy_all(a, b);
   /* The copy waits for src's fill where dst runs it; on src, device order
    * covers it and nothing waits. */
   if (rig_point_device(copy) == dst)
-    cr_assert_eq(reached_now(slow), host_waits, "%s (the copy)", rule);
-  expect_status(rig_point_wait(copy), RIG_OK, "rig_point_wait");
+    cr_assert_eq(point_reached(slow), host_waits, "%s (the copy)", rule);
+  CHECK_OK(rig_point_wait(copy));
   expect_bytes(b, 10, "ORD-07: the copy after the fill");
   rig_buffer_unref(a);
   rig_buffer_unref(b);
@@ -322,18 +254,18 @@ Test(order, without_queue_waits_submit_waits_on_the_host) {
 Test(order, signaled_commits_nothing_and_reached_commits) {
   /* TL-08, TL-12, TL-13, TL-21 */
   rig_device_t *d = open_sim("SIM:31", "latency_us=0,commit_every=1000");
-  rig_buffer_t *b = create(d, 4096, RIG_MEMORY_DEVICE);
-  rig_point_t p = submit_fill(b, 5, NULL, 0);
+  rig_buffer_t *b = create(d, 4096);
+  rig_point_t p = submit_fill(b, 5);
   uint64_t v = rig_point_value(p);
   cr_assert_lt(signaled(d), v, "TL-08: held work ran before a commit");
-  sleep_ms(100);
+  nap_ms(100);
   cr_assert_lt(signaled(d), v, "TL-12: signaled committed the held work");
   /* The first rig_point_reached commits; a loop on it ends once the work
    * has run (bounded, so a reached that never commits fails the test). */
   bool reached = false;
   for (int i = 0; i < 5000 && !reached; i++) {
-    reached = reached_now(p);
-    if (!reached) sleep_ms(1);
+    reached = point_reached(p);
+    if (!reached) nap_ms(1);
   }
   cr_assert(reached, "TL-13: a loop on rig_point_reached never ended");
   cr_assert_geq(signaled(d), v);
@@ -345,16 +277,16 @@ Test(order, waits_commit_first, .timeout = 20) {
   /* TL-09 (a host wait, and a wait in another device's queue) */
   rig_device_t *d0 = open_sim("SIM:32", "latency_us=0,commit_every=1000");
   rig_device_t *d1 = open_sim("SIM:33", "latency_us=0,commit_every=1000");
-  rig_buffer_t *a = create(d0, 4096, RIG_MEMORY_DEVICE);
-  rig_buffer_t *b = create(d1, 4096, RIG_MEMORY_DEVICE);
-  rig_point_t p = submit_fill(a, 1, NULL, 0);
-  expect_status(rig_point_wait(p), RIG_OK, "TL-09: a wait on held work");
+  rig_buffer_t *a = create(d0, 4096);
+  rig_buffer_t *b = create(d1, 4096);
+  rig_point_t p = submit_fill(a, 1);
+  CHECK_OK(rig_point_wait(p), "TL-09: a wait on held work");
 
   /* d1's fill waits in d1's queue for d0's held fill: waiting on d1's point
    * alone must end, so rig committed d0's fill for the queue wait. */
-  rig_point_t held = submit_fill(a, 2, NULL, 0);
-  rig_point_t after = submit_fill(b, 3, &held, 1);
-  expect_status(rig_point_wait(after), RIG_OK, "TL-09: a wait on work whose queue waits on held work");
+  rig_point_t held = submit_fill(a, 2);
+  rig_point_t after = submit_fill_after(b, 3, &held, 1);
+  CHECK_OK(rig_point_wait(after), "TL-09: a wait on work whose queue waits on held work");
   cr_assert_geq(signaled(d0), rig_point_value(held), "d0's fill ran before d1's queue went on");
   expect_bytes(a, 2, "d0's committed fill");
   rig_buffer_unref(a);
@@ -367,47 +299,46 @@ Test(order, waits_commit_first, .timeout = 20) {
 Test(order, a_wait_loses_a_device_without_progress) {
   /* HANG-06, ERR-27, ERR-33, LOSS-03 */
   rig_device_t *d = open_sim("SIM:34", "latency_us=0,hang_ms=200");
-  const rig_sim_inject_t *inj = inject_of(d);
-  rig_buffer_t *b = create(d, 4096, RIG_MEMORY_DEVICE);
+  const rig_sim_inject_t *inj = sim_inject(d);
+  rig_buffer_t *b = create(d, 4096);
   inj->hang_at(inj->device, rig_submitted(d) + 1);
-  rig_point_t p = submit_fill(b, 1, NULL, 0);
-  expect_status(rig_point_wait(p), RIG_ELOST, "a wait on hung work");
-  cr_assert(rig_error_device() == d);
+  rig_point_t p = submit_fill(b, 1);
+  CHECK_LOST(d, rig_point_wait(p), "a wait on hung work");
   cr_assert_str_eq(rig_lost(d), "no progress for 200 ms", "HANG-06");
   cr_assert_str_eq(rig_last_error(), "SIM:34 lost: no progress for 200 ms", "ERR-33");
   rig_buffer_unref(b);
-  expect_status(rig_close(d), RIG_OK, "rig_close");
+  CHECK_OK(rig_close(d));
 }
 
 Test(order, nothing_is_lost_to_a_hang_while_no_wait_watches) {
   /* HANG-07, HANG-05 */
   /* Hung work that nothing waits for loses nothing. */
   rig_device_t *hung = open_sim("SIM:35", "latency_us=0,hang_ms=50");
-  const rig_sim_inject_t *inj = inject_of(hung);
-  rig_buffer_t *b = create(hung, 4096, RIG_MEMORY_DEVICE);
+  const rig_sim_inject_t *inj = sim_inject(hung);
+  rig_buffer_t *b = create(hung, 4096);
   inj->hang_at(inj->device, rig_submitted(hung) + 1);
-  rig_point_t p = submit_fill(b, 1, NULL, 0);
-  cr_assert(!reached_now(p)); /* commits it */
-  sleep_ms(300);
+  rig_point_t p = submit_fill(b, 1);
+  cr_assert(!point_reached(p)); /* commits it */
+  nap_ms(300);
   cr_assert_null(rig_lost(hung), "HANG-07: lost while nothing waited: %s", rig_lost(hung));
 
   /* An idle device, all of its work reached, outlives its bound. */
   rig_device_t *idle = open_sim("SIM:36", "latency_us=0,hang_ms=50");
-  rig_buffer_t *c = create(idle, 4096, RIG_MEMORY_DEVICE);
-  expect_status(rig_buffer_fill(c, 2), RIG_OK, "rig_buffer_fill");
-  sleep_ms(200);
-  expect_status(rig_buffer_fill(c, 3), RIG_OK, "HANG-05: a fill on an idle device after its bound");
+  rig_buffer_t *c = create(idle, 4096);
+  CHECK_OK(rig_buffer_fill(c, 2));
+  nap_ms(200);
+  CHECK_OK(rig_buffer_fill(c, 3), "HANG-05: a fill on an idle device after its bound");
   cr_assert_null(rig_lost(idle));
 
   /* A queue that waits for another device's unreached point is idle: its
    * wait outlasts its bound (latency 400 ms, bound 100 ms). */
   rig_device_t *slow = open_sim("SIM:37", "latency_us=400000,commit_every=1");
   rig_device_t *waiting = open_sim("SIM:38", "latency_us=0,hang_ms=100,queue_waits=1");
-  rig_buffer_t *s = create(slow, 4096, RIG_MEMORY_DEVICE);
-  rig_buffer_t *w = create(waiting, 4096, RIG_MEMORY_DEVICE);
-  rig_point_t slow_fill = submit_fill(s, 4, NULL, 0);
-  rig_point_t after = submit_fill(w, 5, &slow_fill, 1);
-  expect_status(rig_point_wait(after), RIG_OK, "HANG-05: a queue waiting on another device");
+  rig_buffer_t *s = create(slow, 4096);
+  rig_buffer_t *w = create(waiting, 4096);
+  rig_point_t slow_fill = submit_fill(s, 4);
+  rig_point_t after = submit_fill_after(w, 5, &slow_fill, 1);
+  CHECK_OK(rig_point_wait(after), "HANG-05: a queue waiting on another device");
   cr_assert_null(rig_lost(waiting));
   expect_bytes(w, 5, "the fill after the wait");
   rig_buffer_unref(b);
@@ -444,7 +375,7 @@ Test(order, copies_of_more_than_32_mib_through_staging, .timeout = 30) {
   /* COPY-15, COPY-17, COPY-18, COPY-19, COPY-24, COPY-28, COPY-31, COPY-56 */
   const int64_t n = 36 * MIB;
   rig_device_t *d = open_sim("SIM:39", LATENCY);
-  rig_buffer_t *dev = create(d, n, RIG_MEMORY_DEVICE);
+  rig_buffer_t *dev = create(d, n);
   uint8_t *src = malloc((size_t)n), *want = malloc((size_t)n), *dst = malloc((size_t)n);
   cr_assert(src && want && dst);
   fill_pattern(src, n, 1);
@@ -453,7 +384,7 @@ Test(order, copies_of_more_than_32_mib_through_staging, .timeout = 30) {
   rig_buffer_t *dst_buffer = of_memory(dst, n);
 
   int64_t host_before = rig_allocated(rig_host());
-  rig_point_t in = copy_all(src_buffer, dev);
+  rig_point_t in = submit_copy_all(src_buffer, dev);
   expect_device_point(in, d);
   /* COPY-17: the host moved the source into staging before the return. */
   memset(src, 0xee, (size_t)n);
@@ -465,14 +396,14 @@ Test(order, copies_of_more_than_32_mib_through_staging, .timeout = 30) {
                 "COPY-24: staging grew by more than 64 MiB for one copy (%" PRId64 " bytes)", staged);
 
   memset(dst, 0, (size_t)n);
-  copy_all(dev, dst_buffer);
+  submit_copy_all(dev, dst_buffer);
   /* COPY-18: the bytes are in the destination when the call returns. */
   expect_same(dst, want, n, "COPY-18: host <- device through staging");
 
   /* COPY-28, COPY-31: staging memory that no copy holds returns at
    * free_cache of the host, once its work is done. */
-  expect_status(rig_point_wait(in), RIG_OK, "rig_point_wait");
-  expect_status(rig_free_cache(rig_host()), RIG_OK, "rig_free_cache");
+  CHECK_OK(rig_point_wait(in));
+  CHECK_OK(rig_free_cache(rig_host()));
   cr_assert_leq(rig_allocated(rig_host()), host_before,
                 "COPY-28: staging memory stayed after free_cache of the host");
 
@@ -496,14 +427,14 @@ Test(order, boxes_through_staging) {
   /* COPY-45, COPY-51, COPY-52, COPY-15, ORD-14 */
   const int64_t n = 64 * 1024;
   rig_device_t *d = open_sim("SIM:40", LATENCY);
-  rig_buffer_t *dev = create(d, n, RIG_MEMORY_DEVICE);
+  rig_buffer_t *dev = create(d, n);
   uint8_t *src = malloc((size_t)n), *model = malloc((size_t)n), *got = malloc((size_t)n);
   cr_assert(src && model && got);
   fill_pattern(src, n, 3);
   rig_buffer_t *src_buffer = of_memory(src, n);
 
   /* Into the device: pitched rows, and a later box over part of them. */
-  submit_fill(dev, 0xee, NULL, 0);
+  submit_fill(dev, 0xee);
   memset(model, 0xee, (size_t)n);
   const rig_box_t in[] = {
       {.src_offset = 100, .dst_offset = 5000, .width = 300, .rows = 7, .src_pitch = 1000, .dst_pitch = 512},
@@ -512,7 +443,7 @@ Test(order, boxes_through_staging) {
   };
   submit_copy(src_buffer, dev, in, 3);
   apply_boxes(src, model, in, 3);
-  expect_status(rig_buffer_blit_to_bytes(dev, 0, got, n, 0, n), RIG_OK, "rig_buffer_blit_to_bytes");
+  CHECK_OK(rig_buffer_blit_to_bytes(dev, 0, got, n, 0, n));
   expect_same(got, model, n, "boxes host -> device");
 
   /* Out of the device: pitched rows into caller memory. */

@@ -13,19 +13,10 @@
 #include <string.h>
 
 #include "check.h"
-
-static rig_device_t *open_sim(const char *name, const char *config) {
-  rig_open_options_t o = {sizeof o, config};
-  rig_device_t *d = NULL;
-  CHECK_OK(rig_open(name, &o, &d));
-  return d;
-}
+#include "helpers.h"
 
 static void round_trip(rig_device_t *d, int64_t n, uint8_t seed) {
-  rig_buffer_t *src = NULL, *mid = NULL, *back = NULL;
-  CHECK_OK(rig_buffer_create(rig_host(), n, RIG_MEMORY_DEVICE, &src));
-  CHECK_OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &mid));
-  CHECK_OK(rig_buffer_create(rig_host(), n, RIG_MEMORY_DEVICE, &back));
+  rig_buffer_t *src = create(rig_host(), n), *mid = create(d, n), *back = create(rig_host(), n);
   uint8_t *bytes = rig_buffer_host(src);
   for (int64_t i = 0; i < n; i++) bytes[i] = (uint8_t)(seed + i * 13 + i / 4099);
   CHECK_OK(rig_buffer_copy(src, mid));
@@ -38,8 +29,8 @@ static void round_trip(rig_device_t *d, int64_t n, uint8_t seed) {
 }
 
 Test(staging, node_placed_staging_moves_every_byte) {
-  rig_device_t *near = open_sim("SIM:98", "numa_node=0");
-  rig_device_t *anywhere = open_sim("SIM:99", NULL);
+  rig_device_t *near = open_with("SIM:98", "numa_node=0");
+  rig_device_t *anywhere = open_with("SIM:99", NULL);
   /* More than one staging allocation's worth, so both are taken in turn. */
   const int64_t n = (int64_t)70 << 20;
   round_trip(near, n, 1);
