@@ -99,10 +99,14 @@ struct Engine {
   int64_t grow_short = 0;
   bool must_grow = false, grown = false;
   std::atomic<int64_t> grows{0};
-  std::atomic<int64_t> calls_inside_lock{0};
-  // Counts a driver call that rig made holding a lock (DRV-09).
+  std::atomic<int64_t> calls_inside_lock{0}, calls_unmasked{0};
+  // Counts a driver call that rig made holding a lock (DRV-09), or with
+  // signals not blocked (DRV-22).
   void check_no_lock() {
     if (rig_holds() > 0) calls_inside_lock++;
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, nullptr, &now);
+    if (!sigismember(&now, SIGINT) || !sigismember(&now, SIGTERM)) calls_unmasked++;
   }
   bool allocs_raise = false;
   std::atomic<int64_t> stops{0}, frees{0}, maps{0};
@@ -277,7 +281,8 @@ class SimDevice final : public DriverDevice {
     facts_.commit_every = static_cast<uint64_t>(knobs.commit_every);
     facts_.word = &engine_->word;
     inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
-               set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock};
+               set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock,
+               calls_unmasked};
     facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
     std::thread(run, engine_).detach();
     std::thread(run_copies, engine_).detach();
@@ -466,6 +471,7 @@ class SimDevice final : public DriverDevice {
   }
   static int64_t grows(void *d) { return engine(d).grows.load(); }
   static int64_t calls_inside_lock(void *d) { return engine(d).calls_inside_lock.load(); }
+  static int64_t calls_unmasked(void *d) { return engine(d).calls_unmasked.load(); }
 
   std::shared_ptr<Engine> engine_;
   Facts facts_;

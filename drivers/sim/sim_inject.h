@@ -41,6 +41,9 @@ typedef struct rig_sim_inject {
   /* Driver calls (alloc, free, map_host, map_peer, grow, sleep, stop) that
    * rig made while the calling thread held a lock (rig_holds() > 0). */
   int64_t (*calls_inside_lock)(void *device);
+  /* Driver calls (as above) that rig made with SIGINT or SIGTERM not
+   * blocked on the calling thread. */
+  int64_t (*calls_unmasked)(void *device);
 } rig_sim_inject_t;
 
 #ifdef __cplusplus
