@@ -28,6 +28,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <unordered_set>
 #include <mutex>
 #include <thread>
 
@@ -61,8 +62,10 @@ struct Knobs {
 // A region: a block of host memory, or a mapping of one (which frees
 // nothing of the memory it maps).
 struct SimRegion {
-  HostBlock *block;  // nullptr for a mapping
+  HostBlock *block;               // nullptr for a mapping
   void *address;
+  SimRegion *maps = nullptr;      // for map_peer: the other device's region
+  std::atomic<int> peer_maps{0};  // live map_peer regions over this one
 };
 
 // One value's work, copied out of rig's structures at submit.
@@ -100,6 +103,30 @@ struct Engine {
   bool must_grow = false, grown = false;
   std::atomic<int64_t> grows{0};
   std::atomic<int64_t> calls_inside_lock{0}, calls_unmasked{0};
+  // What rig guarantees its drivers (rig-edge-driver.txt), checked as rig
+  // calls: each breach counts, the first one's text kept.
+  std::mutex contract_mu;
+  std::unordered_set<SimRegion *> regions;  // the device's live regions
+  bool stop_called = false;
+  int in_flight = 0;  // counted calls under way
+  std::atomic<int64_t> breaches{0};
+  std::string first_breach;
+  void breach(const std::string &why) {
+    std::lock_guard<std::mutex> g(contract_mu);
+    if (breaches++ == 0) first_breach = why;
+  }
+  // A counted call starts: rig makes none after the stop (DRV-05), nor
+  // runs the stop while one is under way (DRV-01).
+  void enter(const char *what) {
+    check_no_lock();
+    std::lock_guard<std::mutex> g(contract_mu);
+    if (stop_called && breaches++ == 0) first_breach = std::string(what) + " after the stop";
+    in_flight++;
+  }
+  void leave() {
+    std::lock_guard<std::mutex> g(contract_mu);
+    in_flight--;
+  }
   // Counts a driver call that rig made holding a lock (DRV-09), or with
   // signals not blocked (DRV-22).
   void check_no_lock() {
@@ -263,6 +290,12 @@ void run(std::shared_ptr<Engine> engine) {
   raise_word(e, e.last);
 }
 
+// Ends a counted call of the contract's bookkeeping.
+struct Leave {
+  Engine &e;
+  ~Leave() { e.leave(); }
+};
+
 class SimDevice final : public DriverDevice {
  public:
   SimDevice(const Knobs &knobs, uint64_t start) : engine_(std::make_shared<Engine>(knobs)) {
@@ -282,7 +315,7 @@ class SimDevice final : public DriverDevice {
     facts_.word = &engine_->word;
     inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
                set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock,
-               calls_unmasked};
+               calls_unmasked, breaches};
     facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
     std::thread(run, engine_).detach();
     std::thread(run_copies, engine_).detach();
@@ -291,9 +324,11 @@ class SimDevice final : public DriverDevice {
   const Facts &facts() const override { return facts_; }
 
   Region alloc(Memory, int64_t n) override {
-    engine_->check_no_lock();
+    Engine &e = *engine_;
+    e.enter("alloc");
+    Leave leave{e};
+    if (n <= 0 || n % 4 != 0) e.breach("alloc of " + std::to_string(n) + " bytes, not a positive multiple of 4");
     {
-      Engine &e = *engine_;
       std::lock_guard<std::mutex> g(e.mu);
       if (e.allocs_fail > 0) {
         e.allocs_fail--;
@@ -303,12 +338,27 @@ class SimDevice final : public DriverDevice {
     }
     HostBlock *b = host_block_alloc(n, 256);
     if (!b) return nullptr;
-    return new SimRegion{b, b->address};
+    return track(new SimRegion{b, b->address});
   }
   void free(Region r) override {
     auto *region = static_cast<SimRegion *>(r);
-    engine_->check_no_lock();
-    engine_->frees++;
+    Engine &e = *engine_;
+    e.check_no_lock();
+    e.frees++;
+    {
+      std::lock_guard<std::mutex> g(e.contract_mu);
+      // Each region once, on its device (DRV-30, DRV-42); after a stop only
+      // once the word reads the last value (DRV-98).
+      if (!e.regions.erase(region)) {
+        if (e.breaches++ == 0) e.first_breach = "free of a region not the device's, or freed before";
+        return;
+      }
+      if (e.stop_called && e.word.load() < e.last && e.breaches++ == 0)
+        e.first_breach = "free after the stop before the word read the last value";
+    }
+    // Every map_peer region over a region goes before it (DRV-32).
+    if (region->peer_maps.load() > 0) e.breach("free of a region that a peer still maps");
+    if (region->maps) region->maps->peer_maps--;
     host_block_free(region->block);
     delete region;
   }
@@ -316,15 +366,24 @@ class SimDevice final : public DriverDevice {
     return rig_edge_location_t{static_cast<SimRegion *>(r)->address, 0, 0};
   }
   bool peer(const DriverDevice &other) const override { return dynamic_cast<const SimDevice *>(&other) != nullptr; }
-  Region map_peer(DriverDevice &, Region r) override {
-    engine_->check_no_lock();
-    engine_->maps++;
-    return new SimRegion{nullptr, static_cast<SimRegion *>(r)->address};
+  Region map_peer(DriverDevice &other, Region r) override {
+    Engine &e = *engine_;
+    e.enter("map_peer");
+    Leave leave{e};
+    if (&other == this) e.breach("map_peer of the device itself");  // DRV-33
+    e.maps++;
+    auto *theirs = static_cast<SimRegion *>(r);
+    theirs->peer_maps++;
+    return track(new SimRegion{nullptr, theirs->address, theirs});
   }
-  Region map_host(void *p, int64_t) override {
-    engine_->check_no_lock();
-    engine_->maps++;
-    return new SimRegion{nullptr, p};
+  Region map_host(void *p, int64_t n) override {
+    Engine &e = *engine_;
+    e.enter("map_host");
+    Leave leave{e};
+    // p starts a page and n is positive (DRV-47).
+    if (reinterpret_cast<uintptr_t>(p) % 4096 != 0 || n <= 0) e.breach("map_host off a page or of no bytes");
+    e.maps++;
+    return track(new SimRegion{nullptr, p});
   }
 
   rig_edge_room_t room(const rig_edge_work_t &) override {
@@ -341,7 +400,8 @@ class SimDevice final : public DriverDevice {
 
   std::optional<int64_t> grow() override {
     Engine &e = *engine_;
-    e.check_no_lock();
+    e.enter("grow");
+    Leave leave{e};
     std::lock_guard<std::mutex> g(e.mu);
     e.grows++;
     if (e.grow_short > 0) return e.grow_short;
@@ -390,7 +450,8 @@ class SimDevice final : public DriverDevice {
 
   void sleep(uint64_t seen, int64_t still_ms) override {
     Engine &e = *engine_;
-    e.check_no_lock();
+    e.enter("sleep");
+    Leave leave{e};
     std::unique_lock<std::mutex> g(e.mu);
     if (e.sleeps_raise > 0) {
       e.sleeps_raise--;
@@ -407,6 +468,13 @@ class SimDevice final : public DriverDevice {
     Engine &e = *engine_;
     e.check_no_lock();
     e.stops++;
+    {
+      // Once, with no counted call under way (DRV-01, DRV-88).
+      std::lock_guard<std::mutex> g(e.contract_mu);
+      if ((e.stop_called || e.in_flight > 0) && e.breaches++ == 0)
+        e.first_breach = e.stop_called ? "a second stop" : "a stop while a counted call ran";
+      e.stop_called = true;
+    }
     {
       std::lock_guard<std::mutex> g(e.mu);
       e.held.clear();  // uncommitted work never runs
@@ -426,6 +494,12 @@ class SimDevice final : public DriverDevice {
     for (Work &w : e.held) e.ready.push_back(std::move(w));
     e.held.clear();
     e.cv.notify_all();
+  }
+
+  SimRegion *track(SimRegion *r) {
+    std::lock_guard<std::mutex> g(engine_->contract_mu);
+    engine_->regions.insert(r);
+    return r;
   }
 
   // The injection capability's functions.
@@ -472,6 +546,12 @@ class SimDevice final : public DriverDevice {
   static int64_t grows(void *d) { return engine(d).grows.load(); }
   static int64_t calls_inside_lock(void *d) { return engine(d).calls_inside_lock.load(); }
   static int64_t calls_unmasked(void *d) { return engine(d).calls_unmasked.load(); }
+  static const char *breaches(void *d, int64_t *count) {
+    Engine &e = engine(d);
+    std::lock_guard<std::mutex> g(e.contract_mu);
+    *count = e.breaches.load();
+    return e.breaches.load() ? e.first_breach.c_str() : nullptr;
+  }
 
   std::shared_ptr<Engine> engine_;
   Facts facts_;

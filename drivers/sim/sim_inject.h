@@ -44,6 +44,14 @@ typedef struct rig_sim_inject {
   /* Driver calls (as above) that rig made with SIGINT or SIGTERM not
    * blocked on the calling thread. */
   int64_t (*calls_unmasked)(void *device);
+  /* The guarantees of rig to its drivers (rig-edge-driver.txt) that rig
+   * broke on this device: their count in *count, and the first one's text
+   * (NULL if none), checked as rig calls: regions freed once and on their
+   * device, after the map_peer regions over them and, after the stop, once
+   * the word reads the last value; allocs of positive multiples of 4;
+   * map_host of a page start; map_peer of another device; no counted call
+   * after the stop; one stop, with no counted call under way. */
+  const char *(*breaches)(void *device, int64_t *count);
 } rig_sim_inject_t;
 
 #ifdef __cplusplus
