@@ -73,4 +73,21 @@ static inline void bench_round(bench_timer *t) {
   if (ns < t->best_ns) t->best_ns = ns;
 }
 
+/* A size such as 1G, 256M, 64K or a byte count; -1 if not one. */
+static inline int64_t bench_parse_size(const char *s) {
+  char *end = NULL;
+  long long n = strtoll(s, &end, 10);
+  if (end == s || n <= 0) return -1;
+  int shift = 0;
+  switch (*end) {
+    case 'G': shift = 30; break;
+    case 'M': shift = 20; break;
+    case 'K': shift = 10; break;
+    case '\0': break;
+    default: return -1;
+  }
+  if (*end && end[1]) return -1;
+  return (int64_t)n << shift;
+}
+
 #endif

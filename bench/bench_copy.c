@@ -54,22 +54,6 @@ static const char *size_label(int64_t n, char *out, size_t out_size) {
   return out;
 }
 
-/* A size such as 1G, 256M, 64K or a byte count; -1 if not one. */
-static int64_t parse_size(const char *s) {
-  char *end = NULL;
-  long long n = strtoll(s, &end, 10);
-  if (end == s || n <= 0) return -1;
-  int shift = 0;
-  switch (*end) {
-    case 'G': shift = 30; break;
-    case 'M': shift = 20; break;
-    case 'K': shift = 10; break;
-    case '\0': break;
-    default: return -1;
-  }
-  if (*end && end[1]) return -1;
-  return (int64_t)n << shift;
-}
 
 static rig_device_t *open_device(const char *name) {
   rig_device_t *d = NULL;
@@ -170,7 +154,7 @@ int main(int argc, char **argv) {
   int64_t max = (int64_t)256 << 20;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--max") == 0 && i + 1 < argc) {
-      max = parse_size(argv[++i]);
+      max = bench_parse_size(argv[++i]);
       if (max < 0 || max > ((int64_t)1 << 30)) {
         fprintf(stderr, "--max takes a size up to 1G, such as 64M or 1G\n");
         return 2;

@@ -224,21 +224,6 @@ static double gb_per_s(int64_t size, double seconds) { return (double)size / sec
 
 /* ---- main ------------------------------------------------------------- */
 
-static int64_t parse_size(const char *s) {
-  char *end = NULL;
-  long long n = strtoll(s, &end, 10);
-  if (end == s || n <= 0) return -1;
-  int shift = 0;
-  switch (*end) {
-    case 'G': shift = 30; break;
-    case 'M': shift = 20; break;
-    case 'K': shift = 10; break;
-    case '\0': break;
-    default: return -1;
-  }
-  if (*end && end[1]) return -1;
-  return (int64_t)n << shift;
-}
 
 static int usage(const char *program) {
   fprintf(stderr, "usage: %s [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]\n"
@@ -255,7 +240,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
       path = argv[++i];
     else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
-      size = parse_size(argv[++i]);
+      size = bench_parse_size(argv[++i]);
     else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--keep") == 0)

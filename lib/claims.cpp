@@ -167,7 +167,7 @@ rig_status_t rig_buffer_free(rig_buffer_t *b, const char *why, bool *freed) {
     *freed = false;
     require_buffer(b, "the buffer");
     Allocation *a = b->alloc;
-    if (b->offset != 0 || b->length != a->bytes || a->outside_claims.load()) return RIG_OK;
+    if (!rig_buffer_spans(b) || a->outside_claims.load()) return RIG_OK;
     {
       Guard g(a->mu);
       if (a->readers > 0 || a->holders > 0) return RIG_OK;
