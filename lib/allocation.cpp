@@ -11,7 +11,6 @@ namespace rig {
 namespace {
 
 constexpr int64_t kWord = RIG_WORD_BYTES;
-constexpr int kRounds = 3;
 
 int64_t whole_words(int64_t n) { return (n + kWord - 1) / kWord * kWord; }
 
@@ -118,7 +117,19 @@ bool work_done(Allocation *a) {
   Guard g(a->mu);
   for (const Stamp &s : a->stamps)
     if (s.device->read_word() < s.use) return false;
+  for (const Dependency &u : a->unordered)
+    if (u.device->read_word() < u.value) return false;
   return true;
+}
+
+void add_unordered(Allocation *a, rig_device_t *d, uint64_t v) {
+  Guard g(a->mu);
+  for (Dependency &u : a->unordered)
+    if (u.device == d) {
+      u.value = std::max(u.value, v);
+      return;
+    }
+  a->unordered.push_back({d, v});
 }
 
 void dependencies(Allocation *a, bool write, rig_device_t *except, std::vector<Dependency> &out) {
@@ -228,6 +239,8 @@ Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n
   return a;
 }
 
+}  // namespace
+
 // A round of reclamation for the budget of budget_device.
 void reclaim_round(rig_device_t *budget_device, int round) {
   if (round >= 1) release_idle_staging();
@@ -250,8 +263,6 @@ void reclaim_round(rig_device_t *budget_device, int round) {
   free_cache_charged_to(budget_device);
 }
 
-}  // namespace
-
 Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {
   require_live(d);
   move_collected(d);
@@ -267,7 +278,7 @@ Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {
     Memory fallback = d->facts.host_addresses ? Memory::Device : Memory::Pinned;
     if (Allocation *a = try_allocate(d, budget_of(fallback), n, fallback)) return a;
   }
-  for (int round = 0; round < kRounds; round++) {
+  for (int round = 0; round < kReclaimRounds; round++) {
     reclaim_round(budget_device, round);
     if (budget_device != d) free_cache(d);
     require_live(d);
@@ -446,6 +457,7 @@ void release_mapping(Allocation *a, Mapping *m) {
 }
 
 void move_collected(rig_device_t *d) {
+  release_retired(d);
   // A lost device's memory returns only once it has stopped.
   if (d->is_lost() && !d->stopped()) return;
   std::vector<Allocation *> candidates;
@@ -524,6 +536,7 @@ void free_cache_charged_to(rig_device_t *budget_device) {
 
 void reclaim_stopped(rig_device_t *d) {
   if (!d->stopped()) return;
+  release_retired(d);
   free_cache(d);
 }
 

@@ -68,6 +68,10 @@ struct Allocation {
 
   Mutex mu;  // stamps, mappings, claims and deaths
   std::vector<Stamp> stamps;
+  // The last value of each device whose work used the memory through an
+  // unordered ref: no use follows it, but its memory returns only after
+  // (Reclamation).
+  std::vector<Dependency> unordered;
   std::vector<std::unique_ptr<Mapping>> mappings;
 
   // Claims (rig.txt, Claims): read claims, holds of Claim.with_, and
@@ -97,6 +101,8 @@ void dependencies(Allocation *a, bool write, rig_device_t *except, std::vector<D
 void wait_all(const std::vector<Dependency> &deps);
 // Records that (d, v) reads (write false) or writes the allocation.
 void add_stamp(Allocation *a, rig_device_t *d, uint64_t v, bool write);
+// Records that (d, v) used the memory through an unordered ref.
+void add_unordered(Allocation *a, rig_device_t *d, uint64_t v);
 // True iff every point of a's stamps is reached or, on a lost device,
 // reported: dropped values count for the return of memory.
 bool work_done(Allocation *a);
@@ -127,6 +133,11 @@ void release_mapping(Allocation *a, Mapping *m);
 // kept until the memory returns; nullptr where d cannot map it.
 Mapping *copy_mapping(Allocation *a, rig_device_t *d);
 
+// The rounds of reclamation an allocation runs before RIG_ENOMEM, and one
+// of them for budget_device's budget.
+constexpr int kReclaimRounds = 3;
+void reclaim_round(rig_device_t *budget_device, int round);
+
 // Moves d's collected memory whose work is done to its cache or driver.
 void move_collected(rig_device_t *d);
 // free_cache: collected memory moved, then all of d's cached memory
@@ -138,6 +149,12 @@ void trim_cache(rig_device_t *d, int64_t target);
 // A round's part: the cached memory charged to budget_device's budget, on
 // every device (Pinned memory counts in the host's).
 void free_cache_charged_to(rig_device_t *budget_device);
+// Runs what waits on d's retired list whose work is done (or whose device
+// has stopped): released submissions, images to unload (lib/retire.cpp).
+void release_retired(rig_device_t *d);
+// Releases object with release once d reaches value (now, if it has), or
+// once d has stopped where it is lost.
+void retire(rig_device_t *d, uint64_t value, void (*release)(void *), void *object);
 // Returns the memory of a lost device that has stopped.
 void reclaim_stopped(rig_device_t *d);
 

@@ -25,14 +25,17 @@ const std::string *dead_reason(const rig_buffer_t *b) {
 
 rig_access_t access_of(const rig_buffer_t *b) { return b->read_only ? RIG_ACCESS_READ : b->alloc->access; }
 
+rig_edge_location_t advance(rig_edge_location_t loc, int64_t bytes) {
+  if (loc.address)
+    loc.address = static_cast<char *>(loc.address) + bytes;
+  else
+    loc.offset += static_cast<uint64_t>(bytes);
+  return loc;
+}
+
 rig_edge_location_t location_of(const rig_buffer_t *b) {
   const Mapping *m = b->borrow ? b->borrow->mapping : nullptr;
-  rig_edge_location_t loc = m ? m->loc : b->alloc->loc;
-  if (loc.address)
-    loc.address = static_cast<char *>(loc.address) + b->offset;
-  else
-    loc.offset += static_cast<uint64_t>(b->offset);
-  return loc;
+  return advance(m ? m->loc : b->alloc->loc, b->offset);
 }
 
 void *host_address(const rig_buffer_t *b) {

@@ -33,6 +33,11 @@ rig_access_t access_of(const rig_buffer_t *b);
 // Throws RIG_EINVAL while a hold takes b's memory exclusive.
 void require_not_exclusive(const rig_buffer_t *b);
 
+// Takes a read claim on b's memory (RIG_EINVAL if it is held exclusive),
+// and ends one.
+void claim_read(rig_buffer_t *b);
+void release_read(rig_buffer_t *b);
+
 // A read claim on a buffer's memory for the life of the object: host
 // access and copies hold one.  Throws RIG_EINVAL if the memory is held
 // exclusive.
@@ -46,6 +51,8 @@ class ReadClaim {
  private:
   rig_buffer_t *b_;
 };
+// loc moved on by bytes: its address, or its offset in a handle.
+rig_edge_location_t advance(rig_edge_location_t loc, int64_t bytes);
 // Where b's first byte lies for the work of its device.
 rig_edge_location_t location_of(const rig_buffer_t *b);
 // b's host address, or nullptr.

@@ -29,16 +29,20 @@ void require_not_exclusive(const rig_buffer_t *b) {
   if (b->alloc->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
 }
 
-ReadClaim::ReadClaim(rig_buffer_t *b) : b_(b) {
+void claim_read(rig_buffer_t *b) {
   Guard g(b->alloc->mu);
   if (b->alloc->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
   count_claim(b, +1);
 }
 
-ReadClaim::~ReadClaim() {
-  Guard g(b_->alloc->mu);
-  count_claim(b_, -1);
+void release_read(rig_buffer_t *b) {
+  Guard g(b->alloc->mu);
+  count_claim(b, -1);
 }
+
+ReadClaim::ReadClaim(rig_buffer_t *b) : b_(b) { claim_read(b); }
+
+ReadClaim::~ReadClaim() { release_read(b_); }
 
 }  // namespace rig
 

@@ -1,6 +1,7 @@
 // Copying (rig-buffer.txt): copies by the host, by a device directly, and
 // through staging memory; fills; blits from and to the caller's bytes.
 #include "buffer.hpp"
+#include "copy.hpp"
 #include "registry.hpp"
 #include "staging.hpp"
 #include "work.hpp"
@@ -10,6 +11,24 @@
 #include <optional>
 
 using namespace rig;
+
+namespace rig {
+
+std::optional<rig_edge_location_t> direct_location(rig_buffer_t *side, rig_device_t *x) {
+  if (side->device == x) return location_of(side);
+  Allocation *a = side->alloc;
+  if (a->owner == x) return advance(a->loc, side->offset);
+  // A device whose work runs on the host reaches every byte the host
+  // addresses.
+  if (x->facts.runs_on_host)
+    if (void *h = host_address(side)) return rig_edge_location_t{h, 0, 0};
+  if (a->host_paged) return std::nullopt;  // through a borrow that the copy names, or staging
+  Mapping *m = copy_mapping(a, x);
+  if (!m) return std::nullopt;
+  return advance(m->loc, side->offset);
+}
+
+}  // namespace rig
 
 namespace {
 
@@ -49,32 +68,11 @@ void split(const rig_box_t &b, int64_t limit, std::vector<rig_box_t> &out) {
     }
 }
 
-rig_edge_location_t advance(rig_edge_location_t loc, int64_t bytes) {
-  if (loc.address)
-    loc.address = static_cast<char *>(loc.address) + bytes;
-  else
-    loc.offset += static_cast<uint64_t>(bytes);
-  return loc;
-}
-
 // Where staging for x's copies sits: x's NUMA node, or anywhere.
 int numa_node_of(const rig_device_t *x) { return x->facts.numa_node.value_or(-1); }
 
 bool copies(const rig_device_t *x) {
   return !x->is_host && !x->facts.runs_on_host && x->facts.copy_engine >= 0;
-}
-
-// Where side's bytes lie for x's copy engine when x reaches them directly:
-// memory on x (its own or a borrow on it), or memory the host does not
-// page that x maps (a peer's, another driver's host-addressed memory).
-std::optional<rig_edge_location_t> direct_location(rig_buffer_t *side, rig_device_t *x) {
-  if (side->device == x) return location_of(side);
-  Allocation *a = side->alloc;
-  if (a->owner == x) return advance(a->loc, side->offset);
-  if (a->host_paged) return std::nullopt;  // through a borrow that the copy names, or staging
-  Mapping *m = copy_mapping(a, x);
-  if (!m) return std::nullopt;
-  return advance(m->loc, side->offset);
 }
 
 // The device whose copy engine moves a side's bytes to or from staging.

@@ -74,6 +74,21 @@ struct rig_device {
   // lost device NAME never reached; returns true if it is lost.
   bool spread_loss();
 
+  // Closed by rig_close: its images are no longer live (Valid submissions).
+  std::atomic<bool> closed{false};
+
+  // What waits for the device's work before it returns: released
+  // submissions (their memory, images and keep) and images to unload.
+  // Each runs once the device reaches value, or once it has stopped
+  // where it is lost (rig::release_retired).
+  struct Retired {
+    uint64_t value;
+    void (*release)(void *object);
+    void *object;
+  };
+  rig::Mutex retired_mu;
+  std::vector<Retired> retired;
+
   // Values per device (Local): each key's value, dropped after the stop.
   std::mutex locals_mu;
   std::vector<std::pair<rig_local_key_t *, void *>> locals;

@@ -98,6 +98,34 @@ class DriverDevice {
     return std::string("the driver describes no memory for DMA");
   }
 
+  // Code (rig-edge-driver.txt, Code).  An image is the driver's loaded
+  // code, opaque to rig.  image() takes a binary (an ELF object, a cubin,
+  // ...) and answers the image or the reason the device refuses it.
+  // entry() makes everything a launch of f needs, so that submit allocates
+  // nothing to launch it; a second call for f makes nothing new.  It throws
+  // std::invalid_argument for a function the device cannot run (which
+  // loses nothing), and answers NoMemory, having made nothing, where the
+  // device has no memory for the bytes f's launches need.  prepare() may
+  // start what entry() makes without waiting and reports nothing.
+  // unload() is called once per image, once no work runs it.
+  using Image = void *;
+  struct Entry {
+    const void *handle = nullptr;  // rig_edge_launch_t.entry
+    uint64_t address = 0;          // what an entry ref places in parameters; 0: none
+    int64_t max_threads = INT64_MAX;  // threads a group may have at most
+  };
+  struct Absent {};
+  struct NoMemory {
+    int64_t bytes;
+  };
+  using EntryAnswer = std::variant<Entry, Absent, NoMemory>;
+  virtual std::variant<Image, std::string> image(const void *, size_t) {
+    return std::string("the device loads no code");
+  }
+  virtual void prepare(Image, const std::string &) {}
+  virtual EntryAnswer entry(Image, const std::string &) { return Absent{}; }
+  virtual void unload(Image) {}
+
   // Queues: the C functions of edge.h.
   virtual rig_edge_room_t room(const rig_edge_work_t &) { return RIG_ROOM; }
   // Makes what the queues need for the work whose room last answered

@@ -235,7 +235,9 @@ struct Object {
   }
   std::string symbol_name(uint32_t index) const {
     const Symbol &s = symbols[index];
-    if (!s.name.empty()) return "`" + printable(s.name) + "'";
+    // Appended: "`" + string trips the same false -Wrestrict of GCC 12 as
+    // in hex128 where this is inlined with hidden visibility.
+    if (!s.name.empty()) return std::string("`").append(printable(s.name)).append("'");
     return "symbol " + std::to_string(index) + " (" + section_name(s.section) + ")";
   }
   std::string describe(const Relocation &r) const {

@@ -34,6 +34,7 @@ void throw_no_memory(rig_device_t *d, int64_t bytes) {
 }
 
 void throw_open(const std::string &why) { throw Error(RIG_EOPEN, why); }
+void throw_image(const std::string &why) { throw Error(RIG_EIMAGE, why); }
 
 void throw_interrupted() { throw Error(RIG_EINTR, "the wait was interrupted"); }
 
@@ -92,6 +93,7 @@ const char *rig_status_name(rig_status_t status) {
     case RIG_EOPEN: return "RIG_EOPEN";
     case RIG_EINTR: return "RIG_EINTR";
     case RIG_ECALLBACK: return "RIG_ECALLBACK";
+    case RIG_EIMAGE: return "RIG_EIMAGE";
   }
   return "RIG_UNKNOWN";
 }

@@ -7,12 +7,12 @@
 namespace rig {
 namespace {
 
-thread_local int holds = 0;
+RIG_HOT_TLS int holds = 0;
 thread_local volatile sig_atomic_t *interrupt_flag = nullptr;
 // The mask the outermost DriverCallMask replaced: what rig_unblock lets
 // through during a driver's wait.
 thread_local sigset_t caller_mask;
-thread_local int mask_depth = 0;
+RIG_HOT_TLS int mask_depth = 0;
 
 sigset_t all_but_faults() {
   sigset_t s;

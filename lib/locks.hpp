@@ -8,6 +8,13 @@
 #include <csignal>
 #include <mutex>
 
+// A per-thread word the hot path reads (a submit's, a lock's): the
+// initial-exec model reads it without a call into the dynamic linker.  It
+// takes a few bytes of the static TLS block, which has room for them also
+// when librig is loaded with dlopen; larger per-thread state lives behind
+// such a word in heap memory.
+#define RIG_HOT_TLS thread_local __attribute__((tls_model("initial-exec")))
+
 namespace rig {
 
 // A mutex whose holds count in rig_holds().

@@ -264,6 +264,7 @@ void close_device(rig_device_t *d) {
   refuse_inside_lock();
   require(d != nullptr, "the device is NULL");
   require(!d->is_host, "the host cannot be closed");
+  d->closed.store(true, std::memory_order_release);
   if (!d->is_lost()) {
     try {
       d->wait(d->submitted.load());

@@ -76,14 +76,18 @@ void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, rig_edge_work
 
 }  // namespace
 
-uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts, const std::vector<Use> &uses,
+uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t nparts, const Use *uses, size_t nuses,
                      const rig_point_t *waits, size_t nwaits) {
   require_live(d);
-  std::vector<Dependency> deps;
+  // Scratch of the calling thread, kept between calls: no call inside
+  // submit_work submits again on this thread.
+  thread_local std::vector<Dependency> deps;
+  thread_local std::vector<rig_edge_wait_t> queue_waits;
+  deps.clear();
+  queue_waits.clear();
   point_dependencies(waits, nwaits, deps);
-  for (const Use &u : uses) dependencies(u.alloc, u.write, d, deps);
+  for (size_t i = 0; i < nuses; i++) dependencies(uses[i].alloc, uses[i].write, d, deps);
 
-  std::vector<rig_edge_wait_t> queue_waits;
   for (const Dependency &dep : deps) {
     if (dep.device == d) continue;  // device order
     if (waits_on_queue(d, dep)) {
@@ -99,7 +103,7 @@ uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts,
   uint64_t v;
   {
     std::unique_lock<Mutex> lock(d->submit_mu);
-    rig_edge_work_t w{0, parts.data(), static_cast<uint32_t>(parts.size()), queue_waits.data(),
+    rig_edge_work_t w{0, parts, static_cast<uint32_t>(nparts), queue_waits.data(),
                       static_cast<uint32_t>(queue_waits.size())};
     {
       DriverCallMask mask;
@@ -127,7 +131,7 @@ uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts,
       if (dep.device != d && waits_on_queue(d, dep))
         d->queue_waits.push_back({dep.device, dep.value, v});
   }
-  for (const Use &u : uses) add_stamp(u.alloc, d, v, u.write);
+  for (size_t i = 0; i < nuses; i++) add_stamp(uses[i].alloc, d, v, uses[i].write);
   if (d->is_lost()) throw_lost(d);
   return v;
 }

@@ -18,8 +18,14 @@ struct Use {
 // on the host), then adds (d, value) to the stamps of every use.  Returns
 // the value.  Throws RIG_ELOST, RIG_EINVAL (work no submission holds),
 // RIG_ENOMEM (queues that cannot grow).
-uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts, const std::vector<Use> &uses,
+// Allocates nothing once the calling thread's scratch has grown to the
+// work's size, unless it waits or the queues grow.
+uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t nparts, const Use *uses, size_t nuses,
                      const rig_point_t *waits, size_t nwaits);
+inline uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts, const std::vector<Use> &uses,
+                            const rig_point_t *waits, size_t nwaits) {
+  return submit_work(d, parts.data(), parts.size(), uses.data(), uses.size(), waits, nwaits);
+}
 
 // Resolves the caller's points into dependencies; throws RIG_ELOST for a
 // point a lost device never reached, RIG_EINVAL for one never submitted.

@@ -1,6 +1,7 @@
 // A device whose memory is host memory this process addresses and whose
-// work runs before submit returns: the host and memory devices.  Only
-// their facts differ.
+// work runs before submit returns: the host and memory devices.  Their
+// facts differ, and the host loads code (host_driver.cpp) where a memory
+// device loads none.
 #pragma once
 
 #include "../../lib/driver.hpp"
@@ -8,7 +9,7 @@
 
 namespace rig {
 
-class HostAddressedDevice final : public DriverDevice {
+class HostAddressedDevice : public DriverDevice {
  public:
   // facts.word is set here; alignment is the small blocks' alignment.
   HostAddressedDevice(Facts facts, uint64_t start) : facts_(std::move(facts)), word_(start) { facts_.word = &word_; }

@@ -2,6 +2,7 @@
 // is done before the call that submits it returns.
 #include "../../lib/host_facts.hpp"
 #include "../common/host_addressed.hpp"
+#include "../common/host_code.hpp"
 
 namespace rig {
 namespace {
@@ -18,11 +19,22 @@ Facts host_facts() {
   return f;
 }
 
+// The host runs code linked into this process.  Its launches never reach
+// submit: rig calls them through host_launch (host_pool.hpp) before submit
+// returns.
+class HostDevice final : public HostAddressedDevice {
+ public:
+  using HostAddressedDevice::HostAddressedDevice;
+  std::variant<Image, std::string> image(const void *bytes, size_t n) override { return link_host_image(bytes, n); }
+  EntryAnswer entry(Image image, const std::string &name) override { return host_image_entry(image, name); }
+  void unload(Image image) override { unload_host_image(image); }
+};
+
 class HostDriver final : public Driver {
  public:
   const char *prefix() const override { return "CPU"; }
   std::unique_ptr<DriverDevice> open(const std::string &, const std::string &, uint64_t start) override {
-    return std::make_unique<HostAddressedDevice>(host_facts(), start);
+    return std::make_unique<HostDevice>(host_facts(), start);
   }
 };
 

@@ -3,7 +3,9 @@
 // Device memory), their work runs after submit returns on two queues, a
 // compute queue and a copy engine, each run by a worker thread,
 // a commit releases it, and a timeline word of their own rises as values
-// complete.  Knobs come from RIG_SIM and from rig_open's config:
+// complete.  They load code as the host does (host_code.hpp) and run a
+// launch on the compute worker alone, a few calls of whole groups in turn.
+// Knobs come from RIG_SIM and from rig_open's config:
 //   count=N        devices that rig_probe lists (default 2)
 //   latency_us=N   time each value's work takes at least (default 0)
 //   copy_gbps=X    bandwidth of copies and fills (default unbounded)
@@ -13,20 +15,27 @@
 //   hang_ms=N      the hang bound the device declares (default 5000)
 //   first_after=N  the timeline starts after N at least (tests of its end)
 //   numa_node=N    the host NUMA node the device states (default none)
+//   max_words=N    the words one submission may place on the queues, as a
+//                  driver whose queues cannot grow bounds them: a part, a
+//                  word it writes and a wait count one each (default none)
 // Tests inject faults through the capability of sim_inject.h.
 #include "sim_inject.h"
 
 #include "../../lib/driver.hpp"
 #include "../../lib/host_facts.hpp"
+#include "../common/host_code.hpp"
 #include "../common/host_memory.hpp"
 #include "../common/options.hpp"
+#include "../host/host_pool.hpp"
 
 #include <pthread.h>
 #include <signal.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <unordered_set>
 #include <mutex>
@@ -36,7 +45,7 @@ namespace rig {
 namespace {
 
 struct Knobs {
-  int64_t count, latency_us, budget, commit_every, hang_ms, first_after, numa_node;
+  int64_t count, latency_us, budget, commit_every, hang_ms, first_after, numa_node, max_words;
   double copy_gbps;
   bool queue_waits;
   explicit Knobs(const std::string &config) {
@@ -50,11 +59,12 @@ struct Knobs {
     hang_ms = pick_int("hang_ms", 5000);
     first_after = over.integer("first_after", 0);
     numa_node = over.integer("numa_node", -1);
+    max_words = over.integer("max_words", 0);
     queue_waits = pick_int("queue_waits", 1) != 0;
     budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
     copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
     if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0 || hang_ms < 1 ||
-        first_after < 0)
+        first_after < 0 || max_words < 0)
       throw std::runtime_error("a RIG_SIM knob is out of range");
   }
 };
@@ -74,6 +84,7 @@ struct Work {
   std::vector<rig_edge_part_t> parts;
   std::vector<std::vector<rig_edge_word_write_t>> words;  // storage of words parts
   std::vector<std::vector<uint32_t>> afters;              // storage of after lists
+  std::vector<std::vector<std::max_align_t>> params;      // storage of launches' parameters
   std::vector<rig_edge_wait_t> waits;
   uint64_t bytes = 0;
 };
@@ -107,6 +118,7 @@ struct Engine {
   // calls: each breach counts, the first one's text kept.
   std::mutex contract_mu;
   std::unordered_set<SimRegion *> regions;  // the device's live regions
+  std::unordered_set<void *> images;        // its loaded images
   bool stop_called = false;
   int in_flight = 0;  // counted calls under way
   std::atomic<int64_t> breaches{0};
@@ -171,6 +183,39 @@ bool wait_words(Engine &e, const Work &w) {
   return true;
 }
 
+constexpr uint64_t kMaxLaunchThreads = uint64_t{1} << 62;
+
+// A launch's groups and threads per group, or nullopt where an axis is 0
+// or it has more than 2^62 threads: then it never runs.
+std::optional<std::pair<uint64_t, uint64_t>> launch_grid(const rig_edge_launch_t &l) {
+  uint64_t groups = 1, threads = 1;
+  for (int axis = 0; axis < 3; axis++) {
+    if (l.groups[axis] == 0 || l.threads[axis] == 0) return std::nullopt;
+    if (l.groups[axis] > kMaxLaunchThreads / groups) return std::nullopt;
+    groups *= l.groups[axis];
+    if (l.threads[axis] > kMaxLaunchThreads / threads) return std::nullopt;
+    threads *= l.threads[axis];
+  }
+  if (groups > kMaxLaunchThreads / threads) return std::nullopt;
+  return std::make_pair(groups, threads);
+}
+
+// Calls at most this many times per launch, so that a grid of many small
+// groups costs few calls.
+constexpr uint64_t kCallsPerLaunch = 16;
+
+// Runs a launch in calls of whole groups, in order.  room() refuses one
+// that has no grid; it then runs nothing.
+void run_launch(const rig_edge_launch_t &l) {
+  auto grid = launch_grid(l);
+  if (!grid) return;
+  auto [groups, threads] = *grid;
+  auto f = reinterpret_cast<HostFunction>(const_cast<void *>(l.entry));
+  uint64_t step = (groups + kCallsPerLaunch - 1) / kCallsPerLaunch;
+  for (uint64_t first = 0; first < groups; first += step)
+    f(l.params, static_cast<int64_t>(first * threads), static_cast<int64_t>(std::min(first + step, groups) * threads));
+}
+
 // One value's parts on the device's two queues.  Each queue runs its parts
 // in order, each part once the parts its after list names are done; parts
 // of the two queues that need no order run at once.
@@ -194,7 +239,10 @@ void run_queue(Dispatch &d, uint32_t queue) {
         return true;
       });
     }
-    run_part_on_host(p);
+    if (p.kind == RIG_PART_LAUNCH)
+      run_launch(p.u.launch);
+    else
+      run_part_on_host(p);
     {
       std::lock_guard<std::mutex> g(d.mu);
       d.done[i] = 1;
@@ -386,8 +434,58 @@ class SimDevice final : public DriverDevice {
     return track(new SimRegion{nullptr, p});
   }
 
-  rig_edge_room_t room(const rig_edge_work_t &) override {
+  std::variant<Image, std::string> image(const void *bytes, size_t n) override {
     Engine &e = *engine_;
+    e.enter("image");
+    Leave leave{e};
+    auto answer = link_host_image(bytes, n);
+    if (auto *image = std::get_if<Image>(&answer)) {
+      std::lock_guard<std::mutex> g(e.contract_mu);
+      e.images.insert(*image);
+    }
+    return answer;
+  }
+  void prepare(Image image, const std::string &) override {
+    Engine &e = *engine_;
+    e.enter("prepare");
+    Leave leave{e};
+    check_loaded(image, "prepare");
+  }
+  EntryAnswer entry(Image image, const std::string &name) override {
+    Engine &e = *engine_;
+    e.enter("entry");
+    Leave leave{e};
+    check_loaded(image, "entry");
+    return host_image_entry(image, name);
+  }
+  void unload(Image image) override {
+    Engine &e = *engine_;
+    e.check_no_lock();
+    {
+      // Each image once (DRV-36); after a stop only once the word reads
+      // the last value (DRV-98).
+      std::lock_guard<std::mutex> g(e.contract_mu);
+      if (!e.images.erase(image)) {
+        if (e.breaches++ == 0) e.first_breach = "unload of an image not the device's, or unloaded before";
+        return;
+      }
+      if (e.stop_called && e.word.load() < e.last && e.breaches++ == 0)
+        e.first_breach = "unload after the stop before the word read the last value";
+    }
+    unload_host_image(image);
+  }
+
+  rig_edge_room_t room(const rig_edge_work_t &w) override {
+    // A launch with shared memory, a zero axis or more than 2^62 threads
+    // runs on no sim.
+    uint64_t words = w.wait_count;
+    for (uint32_t i = 0; i < w.part_count; i++) {
+      const rig_edge_part_t &p = w.parts[i];
+      if (p.kind == RIG_PART_LAUNCH && (p.u.launch.shared_bytes > 0 || !launch_grid(p.u.launch))) return RIG_NEVER;
+      words += 1 + (p.kind == RIG_PART_WORDS ? p.u.words.count : 0);
+    }
+    Engine &e = *engine_;
+    if (e.knobs.max_words > 0 && words > static_cast<uint64_t>(e.knobs.max_words)) return RIG_NEVER;
     std::lock_guard<std::mutex> g(e.mu);
     // The room asked again after a growth is that submission's: it fits.
     if (e.grown) {
@@ -417,12 +515,20 @@ class SimDevice final : public DriverDevice {
     work.waits.assign(w.waits, w.waits + w.wait_count);
     work.words.reserve(work.parts.size());
     work.afters.reserve(work.parts.size());
+    work.params.reserve(work.parts.size());
     for (rig_edge_part_t &p : work.parts) {
       work.afters.emplace_back(p.after, p.after + p.after_count);
       p.after = work.afters.back().data();
       if (p.kind == RIG_PART_WORDS) {
         work.words.emplace_back(p.u.words.writes, p.u.words.writes + p.u.words.count);
         p.u.words.writes = work.words.back().data();
+      }
+      if (p.kind == RIG_PART_LAUNCH) {
+        // The parameters live until submit returns; the launch runs later.
+        size_t bytes = static_cast<size_t>(p.u.launch.param_bytes);
+        work.params.emplace_back((bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+        if (bytes) std::memcpy(work.params.back().data(), p.u.launch.params, bytes);
+        p.u.launch.params = work.params.back().data();
       }
       if (p.kind == RIG_PART_COPY) work.bytes += p.u.copy.width * p.u.copy.rows;
       if (p.kind == RIG_PART_FILL) work.bytes += p.u.fill.bytes;
@@ -494,6 +600,13 @@ class SimDevice final : public DriverDevice {
     for (Work &w : e.held) e.ready.push_back(std::move(w));
     e.held.clear();
     e.cv.notify_all();
+  }
+
+  // prepare and entry come only for a loaded image (DRV-37).
+  void check_loaded(Image image, const char *call) {
+    std::lock_guard<std::mutex> g(engine_->contract_mu);
+    if (!engine_->images.count(image) && engine_->breaches++ == 0)
+      engine_->first_breach = std::string(call) + " of an image not loaded on the device";
   }
 
   SimRegion *track(SimRegion *r) {

@@ -49,8 +49,10 @@ typedef struct rig_sim_inject {
    * (NULL if none), checked as rig calls: regions freed once and on their
    * device, after the map_peer regions over them and, after the stop, once
    * the word reads the last value; allocs of positive multiples of 4;
-   * map_host of a page start; map_peer of another device; no counted call
-   * after the stop; one stop, with no counted call under way. */
+   * map_host of a page start; map_peer of another device; images unloaded
+   * once, after the stop only once the word reads the last value, and
+   * prepared and resolved only while loaded; no counted call after the
+   * stop; one stop, with no counted call under way. */
   const char *(*breaches)(void *device, int64_t *count);
 } rig_sim_inject_t;
 

@@ -65,6 +65,21 @@ typedef struct rig_edge_words {
   uint32_t count;
 } rig_edge_words_t;
 
+/* A launch of a function the driver's entry made ready.  params holds the
+ * launch's parameter bytes with each ref's address patched in; it lives
+ * until the driver's submit returns, so a driver that runs the launch
+ * later copies what it keeps.  The grid is groups[0] * groups[1] *
+ * groups[2] groups of threads[0] * threads[1] * threads[2] threads, x
+ * fastest; every axis is at least 1. */
+typedef struct rig_edge_launch {
+  const void *entry; /* what the driver's entry made for the function */
+  const void *params;
+  uint64_t param_bytes;
+  uint64_t groups[3];
+  uint64_t threads[3];
+  uint64_t shared_bytes; /* of memory each group shares */
+} rig_edge_launch_t;
+
 /* One part of a submission.  queue indexes the device's queues (facts).
  * The part follows each earlier part listed in after (indexes into the
  * submission's parts) besides the parts before it on its own queue. */
@@ -77,6 +92,7 @@ typedef struct rig_edge_part {
     rig_edge_copy_t copy;
     rig_edge_fill_t fill;
     rig_edge_words_t words;
+    rig_edge_launch_t launch;
   } u;
 } rig_edge_part_t;
 

@@ -55,6 +55,7 @@ typedef enum rig_status {
   RIG_EOPEN = -5,     /* an open failed; the message is the reason        */
   RIG_EINTR = -6,     /* a wait was interrupted; it lost and assigned nothing */
   RIG_ECALLBACK = -7, /* the caller's callback returned non-zero          */
+  RIG_EIMAGE = -8,    /* a device refused an image; the message says why  */
 } rig_status_t;
 
 typedef struct rig_device rig_device_t;
@@ -616,6 +617,211 @@ rig_status_t rig_buffer_blit_from_bytes(const void *s, int64_t s_len,
 rig_status_t rig_buffer_blit_to_bytes(rig_buffer_t *b, int64_t b_first,
                                       void *s, int64_t s_len, int64_t s_first,
                                       int64_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Running work: images, submissions, runs                                   */
+/*                                                                           */
+/* A device runs code of an image loaded on it.  A submission describes     */
+/* work for one device once: parts that launch functions, copy, fill and    */
+/* write words, over slots that each submit fills with a buffer.  A run     */
+/* holds one submit's grids and parameters; rig_submit runs it and frees    */
+/* it.                                                                       */
+
+typedef struct rig_image rig_image_t;
+typedef struct rig_function rig_function_t;
+typedef struct rig_submission rig_submission_t;
+typedef struct rig_run rig_run_t;
+
+/* Loads the n bytes of code at bytes on d, assigning a value on d's
+ * timeline for work d runs.  On the host the bytes are a relocatable ELF
+ * object for the host's machine, linked into executable memory once
+ * (Linking: sections at their alignment, the relocations of Relocations,
+ * undefined symbols from the process's global scope through stubs, memory
+ * never writable and executable at once); a CUDA device takes a cubin, a
+ * fatbin or PTX.  The image lives while a reference to it, a submission
+ * that launches its functions or work that runs them remains.
+ * RIG_EIMAGE, with the reason, if d refuses the bytes, as a memory device
+ * refuses all; RIG_EINVAL if d or out is NULL, n < 0, bytes is NULL with
+ * n > 0, or the call is made inside a lock; RIG_ELOST if d is lost or a
+ * driver error loses it. */
+rig_status_t rig_image_load(rig_device_t *d, const void *bytes, int64_t n,
+                            rig_image_t **out);
+/* One more reference to i; returns i. */
+rig_image_t *rig_image_ref(rig_image_t *i);
+/* Drops a reference; the last one unloads the image once no work runs
+ * it.  NULL is ignored. */
+void rig_image_unref(rig_image_t *i);
+/* The device i was loaded on. */
+rig_device_t *rig_image_device(const rig_image_t *i);
+/* Starts making what a launch of i's function name needs, without waiting,
+ * so that several functions are made at once; reports nothing, failures
+ * included: the next rig_image_resolve of name answers them.  RIG_EINVAL
+ * if i or name is NULL. */
+rig_status_t rig_image_prepare(rig_image_t *i, const char *name);
+/* *out is i's function name, ready to launch, or NULL if i has none.  On
+ * the host a function is a named symbol of an executable section.  The
+ * function lives as long as i.  RIG_EINVAL if the device cannot run the
+ * function (the device serves later calls); RIG_ENOMEM after the rounds of
+ * reclamation if the device has no memory for what its launches need;
+ * RIG_ELOST if i's device is lost or a driver error loses it. */
+rig_status_t rig_image_resolve(rig_image_t *i, const char *name,
+                               rig_function_t **out);
+/* f's name, its image, and the threads a group of its launches may hold
+ * at most (INT64_MAX where the device states no bound). */
+const char *rig_function_name(const rig_function_t *f);
+rig_image_t *rig_function_image(const rig_function_t *f);
+int64_t rig_function_max_threads(const rig_function_t *f);
+
+/* Memory a part uses: the buffer a submit passes as slot, or, where fixed
+ * is not NULL, that buffer of the submission's own (its fixed memory),
+ * which the submission holds a reference to. */
+typedef struct rig_operand {
+  uint32_t slot;
+  rig_buffer_t *fixed;
+} rig_operand_t;
+
+typedef enum rig_ref_kind {
+  RIG_REF_READ = 1,       /* the work reads the memory                       */
+  RIG_REF_WRITE = 2,      /* the work writes it                              */
+  RIG_REF_READ_WRITE = 3, /* both                                            */
+  /* The work uses the memory as access says, ordered by nothing beyond its
+   * device's order, and no later work or host access follows it (Order). */
+  RIG_REF_UNORDERED = 4,
+  RIG_REF_ENTRY = 5,      /* the address of the function entry             */
+} rig_ref_kind_t;
+
+/* A ref of a launch: the 8 bytes at byte at of the launch's parameters
+ * hold, at each submit, the address of the memory it names for the
+ * device's work (a host address on the host), or of the function entry. */
+typedef struct rig_ref {
+  rig_ref_kind_t kind;
+  rig_operand_t memory;        /* all kinds but RIG_REF_ENTRY */
+  int64_t at;
+  rig_access_t access;         /* RIG_REF_UNORDERED */
+  const rig_function_t *entry; /* RIG_REF_ENTRY */
+} rig_ref_t;
+
+typedef enum rig_part_kind {
+  RIG_LAUNCH = 1, /* runs a function over a grid, on the compute queue    */
+  RIG_COPY = 2,   /* copies src's bytes into dst, which has src's length   */
+  RIG_FILL = 3,   /* sets dst's bytes to the run's fill value              */
+  RIG_WORDS = 4,  /* writes 64-bit words in order, after every earlier part */
+} rig_part_kind_t;
+
+/* A word a words part writes: value into the 8 bytes at offset of memory. */
+typedef struct rig_word_write {
+  rig_operand_t memory;
+  int64_t offset;
+  uint64_t value;
+} rig_word_write_t;
+
+/* One part of a submission.  A device places its launches on its compute
+ * queue, its copies and fills on its copy engine where it has one (else
+ * the compute queue), and its words on its compute queue (else the copy
+ * engine).  The host runs launches alone (its only queue is COMPUTE:0). */
+typedef struct rig_part {
+  rig_part_kind_t kind;
+  union {
+    struct {
+      const rig_function_t *function;
+      const rig_ref_t *refs;
+      size_t ref_count;
+      int64_t params; /* bytes of parameters */
+    } launch;
+    struct {
+      rig_operand_t src, dst;
+    } copy;
+    struct {
+      rig_operand_t dst;
+      uint8_t value; /* the fill value a run starts with */
+    } fill;
+    struct {
+      const rig_word_write_t *writes;
+      size_t count;
+    } words;
+    uint64_t reserved[8];
+  } u;
+} rig_part_t;
+
+typedef struct rig_submission_options {
+  size_t size; /* sizeof(rig_submission_options_t) */
+  /* Called once with keep_context once the submission is released and the
+   * work of its last submit is done; on a lost device, once it has stopped
+   * (the values a submission keeps). */
+  rig_release_fn keep;
+  void *keep_context;
+} rig_submission_options_t;
+
+/* Makes a submission of the n parts on d (opts may be NULL).  Within one
+ * submit, a part follows each earlier part that may share memory with it
+ * where one of the two writes; a words part follows every earlier part,
+ * and later parts on its queue follow it.  The submission holds its
+ * images and fixed buffers until it is released and its last work is
+ * done.  RIG_EINVAL, with a message, unless the submission is valid: d
+ * runs submitted work and has a queue for each part; its images are live
+ * (loaded on d, which has not been closed); its fixed buffers are live,
+ * held exclusive by no hold, on d (a copy's may be memory d reaches) and
+ * admit Write where a part writes them; every slot below the highest is
+ * named, none both by a RIG_REF_UNORDERED ref and by an ordered use; refs
+ * lie inside their launch's parameters, 8 bytes each; and its launches and
+ * fills fit a run: 2^31 - 1 bytes, each counting 16 bytes plus its
+ * parameters rounded up to a multiple of 16.  RIG_ELOST if d is lost. */
+rig_status_t rig_submission_make(rig_device_t *d, const rig_part_t *parts,
+                                 size_t n, const rig_submission_options_t *opts,
+                                 rig_submission_t **out);
+rig_submission_t *rig_submission_ref(rig_submission_t *s);
+/* Drops a reference; the last one releases s, whose memory and keep
+ * return once the work of its last submit is done.  NULL is ignored. */
+void rig_submission_unref(rig_submission_t *s);
+/* The slots s's submits fill: one more than the highest slot it names. */
+size_t rig_submission_slots(const rig_submission_t *s);
+/* The block of part's grid and parameters (a launch) or fill value (a
+ * fill) in a run of s, or -1 if the part has none or s has no such part. */
+int64_t rig_submission_block(const rig_submission_t *s, size_t part);
+/* *out is a run of s taken by the calling thread: each launch's grid is
+ * 0 x 0 x 0 groups of 0 x 0 x 0 threads with no shared memory and its
+ * parameters are zero; each fill's value is its part's.  A run lives as
+ * long as s; rig_submit frees it.  RIG_EINVAL if s or out is NULL. */
+rig_status_t rig_submission_take(rig_submission_t *s, rig_run_t **out);
+/* The submission r is a run of. */
+rig_submission_t *rig_run_submission(const rig_run_t *r);
+
+/* Stores into block k of r.  Each answers RIG_EINVAL, storing nothing, if
+ * r is NULL or taken by another thread, k is not a block of the kind the
+ * setter stores, an axis or the bytes are negative, or the value's bytes
+ * do not lie inside k's parameters.  Stores into a free run take it. */
+rig_status_t rig_run_groups(rig_run_t *r, int64_t k, int64_t x, int64_t y, int64_t z);
+rig_status_t rig_run_threads(rig_run_t *r, int64_t k, int64_t x, int64_t y, int64_t z);
+rig_status_t rig_run_shared(rig_run_t *r, int64_t k, int64_t bytes);
+rig_status_t rig_run_int8(rig_run_t *r, int64_t k, int64_t at, int8_t v);
+rig_status_t rig_run_int16(rig_run_t *r, int64_t k, int64_t at, int16_t v);
+rig_status_t rig_run_int32(rig_run_t *r, int64_t k, int64_t at, int32_t v);
+rig_status_t rig_run_int64(rig_run_t *r, int64_t k, int64_t at, int64_t v);
+rig_status_t rig_run_float32(rig_run_t *r, int64_t k, int64_t at, float v);
+rig_status_t rig_run_float64(rig_run_t *r, int64_t k, int64_t at, double v);
+rig_status_t rig_run_bytes(rig_run_t *r, int64_t k, int64_t at, const void *src, int64_t n);
+rig_status_t rig_run_fill(rig_run_t *r, int64_t k, uint8_t value);
+
+/* Runs the work of r's submission s once, with buffers[i] as slot i
+ * (read once each), r's blocks, and after the points of waits besides
+ * those its memory orders; *out (may be NULL) is its point (d, v), v one
+ * more than d's submitted.  Where d's driver waits on other devices' words
+ * its queue waits; otherwise submit waits on the host.  While d's queues
+ * have no room it waits until d reaches one more value, holding no lock;
+ * where they must grow it grows them first.  On the host the work is done
+ * when submit returns.  Frees r, also when it answers an error.  RIG_EINVAL,
+ * with a message, if r is taken by another thread or in another submit, a
+ * launch has shared memory on the host, a zero axis, or more than 2^62
+ * threads, or the submit is not valid: one buffer per slot; none dead or
+ * held exclusive; each on d, or borrowed onto it, but a copy's, which may
+ * be memory d reaches; none written through that admits only Read; each
+ * copy's two buffers of one length and sharing no byte; no ref naming
+ * handle-only memory; and work the driver can run.  RIG_ENOMEM if the
+ * queues cannot grow; RIG_ELOST if d is lost before submit returns, its
+ * driver fails to take the work, a point of waits is a lost device's that
+ * it never reached, or v would pass 2^47 - 1 (which loses d). */
+rig_status_t rig_submit(rig_run_t *r, rig_buffer_t *const *buffers, size_t nbuffers,
+                        const rig_point_t *waits, size_t nwaits, rig_point_t *out);
 
 #pragma GCC visibility pop
 

@@ -364,6 +364,132 @@ inline void copy(const buffer &src, const buffer &dst) {
   check(rig_buffer_copy(src.get(), dst.get()));
 }
 
+/* ------------------------------------------------------------------------ */
+/* Running work                                                              */
+
+namespace detail {
+
+/* Owns one reference to a T (copy = ref, destruction = unref). */
+template <class T, T *(*Ref)(T *), void (*Unref)(T *)>
+class owned {
+ public:
+  owned() noexcept = default;
+  owned(const owned &other) noexcept : p_(other.p_ ? Ref(other.p_) : nullptr) {}
+  owned(owned &&other) noexcept : p_(std::exchange(other.p_, nullptr)) {}
+  owned &operator=(owned other) noexcept {
+    std::swap(p_, other.p_);
+    return *this;
+  }
+  ~owned() { Unref(p_); }
+  T *get() const noexcept { return p_; }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+
+ protected:
+  explicit owned(T *p) noexcept : p_(p) {}
+
+ private:
+  T *p_ = nullptr;
+};
+
+}  // namespace detail
+
+/* Code loaded on a device (rig_image_t *). */
+class image : public detail::owned<rig_image_t, rig_image_ref, rig_image_unref> {
+ public:
+  image() noexcept = default;
+  /* rig_image_load. */
+  static image load(rig::device d, std::span<const std::byte> bytes) {
+    rig_image_t *i = nullptr;
+    check(rig_image_load(d.get(), bytes.data(), static_cast<int64_t>(bytes.size()), &i));
+    return image(i);
+  }
+  /* rig_image_resolve: null where the image has no such function. */
+  rig_function_t *resolve(const char *name) const {
+    rig_function_t *f = nullptr;
+    check(rig_image_resolve(get(), name, &f));
+    return f;
+  }
+  rig::device device() const noexcept { return rig::device(rig_image_device(get())); }
+
+ private:
+  explicit image(rig_image_t *i) noexcept : owned(i) {}
+};
+
+class submission;
+
+/* A run of a submission (rig_run_t *): the submission owns it; submit frees
+ * it.  Each setter throws rig::error where rig.h answers an error. */
+class run {
+ public:
+  explicit run(rig_run_t *r) noexcept : r_(r) {}
+  rig_run_t *get() const noexcept { return r_; }
+  run &groups(int64_t k, int64_t x, int64_t y = 1, int64_t z = 1) {
+    check(rig_run_groups(r_, k, x, y, z));
+    return *this;
+  }
+  run &threads(int64_t k, int64_t x, int64_t y = 1, int64_t z = 1) {
+    check(rig_run_threads(r_, k, x, y, z));
+    return *this;
+  }
+  run &shared(int64_t k, int64_t bytes) {
+    check(rig_run_shared(r_, k, bytes));
+    return *this;
+  }
+  run &int32(int64_t k, int64_t at, int32_t v) {
+    check(rig_run_int32(r_, k, at, v));
+    return *this;
+  }
+  run &int64(int64_t k, int64_t at, int64_t v) {
+    check(rig_run_int64(r_, k, at, v));
+    return *this;
+  }
+  run &float32(int64_t k, int64_t at, float v) {
+    check(rig_run_float32(r_, k, at, v));
+    return *this;
+  }
+  run &float64(int64_t k, int64_t at, double v) {
+    check(rig_run_float64(r_, k, at, v));
+    return *this;
+  }
+  run &fill(int64_t k, uint8_t value) {
+    check(rig_run_fill(r_, k, value));
+    return *this;
+  }
+  /* rig_submit with buffers as the slots, after waits. */
+  point submit(std::span<rig_buffer_t *const> buffers, std::span<const point> waits = {}) {
+    rig_point_t out{};
+    check(rig_submit(r_, buffers.data(), buffers.size(), detail::points(waits), waits.size(), &out));
+    return point(out);
+  }
+
+ private:
+  rig_run_t *r_;
+};
+
+/* A prepared submission (rig_submission_t *). */
+class submission : public detail::owned<rig_submission_t, rig_submission_ref, rig_submission_unref> {
+ public:
+  submission() noexcept = default;
+  /* rig_submission_make. */
+  static submission make(rig::device d, std::span<const rig_part_t> parts,
+                         const rig_submission_options_t *opts = nullptr) {
+    rig_submission_t *s = nullptr;
+    check(rig_submission_make(d.get(), parts.data(), parts.size(), opts, &s));
+    return submission(s);
+  }
+  /* rig_submission_take. */
+  rig::run take() const {
+    rig_run_t *r = nullptr;
+    check(rig_submission_take(get(), &r));
+    return rig::run(r);
+  }
+  int64_t block(size_t part) const noexcept { return rig_submission_block(get(), part); }
+  size_t slots() const noexcept { return rig_submission_slots(get()); }
+
+ private:
+  explicit submission(rig_submission_t *s) noexcept : owned(s) {}
+};
+
 }  // namespace rig
 
 #endif /* RIG_RIG_HPP */

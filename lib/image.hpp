@@ -1,0 +1,30 @@
+// Images: code loaded on a device, and the functions resolved in it
+// (rig.txt, Running work: Images; rig-edge-driver.txt, Code).
+#pragma once
+
+#include "device.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+
+struct rig_function {
+  rig_image *image;
+  std::string name;
+  rig::DriverDevice::Entry entry;
+};
+
+struct rig_image {
+  std::atomic<int64_t> refs{1};
+  rig_device_t *device = nullptr;
+  rig::DriverDevice::Image code = nullptr;  // the driver's
+  rig::Mutex mu;                            // functions
+  std::map<std::string, std::unique_ptr<rig_function>, std::less<>> functions;
+};
+
+namespace rig {
+
+// True iff i can be launched on d: loaded on d, which has not been closed.
+bool image_live(const rig_image_t *i, const rig_device_t *d);
+
+}  // namespace rig
