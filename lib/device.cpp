@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 using rig::Guard;
 
@@ -60,19 +61,41 @@ void rig_device::lose_in_fork_child() {
 }
 
 uint64_t rig_device::read_word() {
-  uint64_t w;
   if (forked_) return reported.load(std::memory_order_acquire);
-  if (facts.own_word) {
-    // A lost device's own word is read only once its stop has returned.
-    if (is_lost() && !stop_returned()) return reported.load(std::memory_order_acquire);
-    w = drv->signaled();
-  } else {
-    w = facts.word->load(std::memory_order_acquire);
-  }
+  if (!facts.own_word) return note_word(facts.word->load(std::memory_order_acquire));
+  // A lost device's own word is read only once its stop has returned, and
+  // never once rig has freed it (free_own_word).
+  if (is_lost() && !stop_returned()) return reported.load(std::memory_order_acquire);
+  word_readers_.fetch_add(1, std::memory_order_seq_cst);
+  uint64_t w = word_freed_.load(std::memory_order_seq_cst) ? reported.load(std::memory_order_acquire)
+                                                          : note_word(drv->signaled());
+  word_readers_.fetch_sub(1, std::memory_order_release);
+  return w;
+}
+
+uint64_t rig_device::note_word(uint64_t w) {
   uint64_t seen = reported.load(std::memory_order_relaxed);
   while (w > seen && !reported.compare_exchange_weak(seen, w, std::memory_order_acq_rel)) {
   }
   return std::max(w, seen);
+}
+
+void rig_device::free_own_word() {
+  if (!facts.own_word || !facts.word_region || forked_) return;
+  {
+    std::lock_guard<std::mutex> g(stop_mu_);
+    if (word_freed_.load()) return;
+    note_word(drv->signaled());
+    word_freed_.store(true, std::memory_order_seq_cst);
+  }
+  // A reader that saw the word live finishes its signaled() first.
+  while (word_readers_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  try {
+    rig::DriverCallMask mask;
+    drv->free(facts.word_region);
+  } catch (const std::exception &) {
+    // The device is gone: nothing more reads or frees the word.
+  }
 }
 
 bool rig_device::reached(uint64_t value) {

@@ -110,6 +110,10 @@ struct rig_device {
   // The last value the device reports: reads its word (or the last value
   // read where the device is lost and its driver's word is not readable).
   uint64_t read_word();
+  // Gives a word of the driver's own back to its driver's free, once: when
+  // the lost device has left its slot (DEV-21).  Later reads answer the last
+  // value read.
+  void free_own_word();
   // True iff value is reached (and not dropped by a loss).  Throws
   // RIG_ELOST if the device is lost and never reached it.
   bool reached(uint64_t value);
@@ -147,6 +151,9 @@ struct rig_device {
   int in_flight_ = 0;
   std::atomic<int> stop_state_{kStopNone};
   bool forked_ = false;
+  std::atomic<bool> word_freed_{false};
+  std::atomic<int> word_readers_{0};  // in read_word's signaled()
+  uint64_t note_word(uint64_t w);     // raises reported to w; the larger
 };
 
 namespace rig {

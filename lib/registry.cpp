@@ -152,14 +152,19 @@ bool slot_taken_after(const rig_device_t *d) {
 void maybe_leave_slot(rig_device_t *d) {
   if (d->is_host || !d->is_lost() || d->holdings.load() != 0 || !d->stopped()) return;
   Registry &r = registry();
-  std::lock_guard<std::mutex> g(r.mu);
-  Slot &s = r.slots[d->slot];
-  if (s.current != d) return;
-  // A device whose timeline passed 2^46 keeps its slot for good, so that the
-  // slot's values never run out (DEV-15).
-  if (d->submitted.load() > (uint64_t{1} << 46)) return;
-  s.last = d->submitted.load();
-  s.current = nullptr;
+  {
+    std::lock_guard<std::mutex> g(r.mu);
+    Slot &s = r.slots[d->slot];
+    if (s.current != d) return;
+    // A device whose timeline passed 2^46 keeps its slot for good, so that
+    // the slot's values never run out (DEV-15).
+    if (d->submitted.load() > (uint64_t{1} << 46)) return;
+    s.last = d->submitted.load();
+    s.current = nullptr;
+  }
+  // No device maps a word of a driver's own (queues wait only on plain
+  // words), so it goes back as the device leaves its slot.
+  d->free_own_word();
 }
 
 rig_device_t *open_device(const char *name_c, Driver *driver, const char *config) {

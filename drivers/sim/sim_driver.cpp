@@ -15,6 +15,8 @@
 //   hang_ms=N      the hang bound the device declares (default 5000)
 //   first_after=N  the timeline starts after N at least (tests of its end)
 //   numa_node=N    the host NUMA node the device states (default none)
+//   own_word=1     the timeline word is the driver's own (facts.own_word):
+//                  rig reads it through signaled() and frees its region
 //   max_words=N    the words one submission may place on the queues, as a
 //                  driver whose queues cannot grow bounds them: a part, a
 //                  word it writes and a wait count one each (default none)
@@ -47,7 +49,7 @@ namespace {
 struct Knobs {
   int64_t count, latency_us, budget, commit_every, hang_ms, first_after, numa_node, max_words;
   double copy_gbps;
-  bool queue_waits;
+  bool queue_waits, own_word;
   explicit Knobs(const std::string &config) {
     const char *env = std::getenv("RIG_SIM");
     Options base(env ? env : "");
@@ -60,6 +62,7 @@ struct Knobs {
     first_after = over.integer("first_after", 0);
     numa_node = over.integer("numa_node", -1);
     max_words = over.integer("max_words", 0);
+    own_word = over.integer("own_word", 0) != 0;
     queue_waits = pick_int("queue_waits", 1) != 0;
     budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
     copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
@@ -76,6 +79,7 @@ struct SimRegion {
   void *address;
   SimRegion *maps = nullptr;      // for map_peer: the other device's region
   std::atomic<int> peer_maps{0};  // live map_peer regions over this one
+  bool word = false;              // the region of the device's own word
 };
 
 // One value's work, copied out of rig's structures at submit.
@@ -149,6 +153,7 @@ struct Engine {
   }
   bool allocs_raise = false;
   std::atomic<int64_t> stops{0}, frees{0}, maps{0};
+  std::atomic<bool> word_freed{false};  // own_word: rig freed the word's region
   // The copy engine's worker takes the copy queue's parts of the value the
   // compute queue's worker runs (Dispatch).
   struct Dispatch *copy_job = nullptr;
@@ -360,7 +365,14 @@ class SimDevice final : public DriverDevice {
     facts_.queues = {"COMPUTE:0", "COPY:0"};
     facts_.copy_engine = 1;
     facts_.commit_every = static_cast<uint64_t>(knobs.commit_every);
-    facts_.word = &engine_->word;
+    if (knobs.own_word) {
+      facts_.own_word = true;
+      auto *word = new SimRegion{nullptr, &engine_->word};
+      word->word = true;
+      facts_.word_region = track(word);
+    } else {
+      facts_.word = &engine_->word;
+    }
     inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
                set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock,
                calls_unmasked, breaches};
@@ -403,6 +415,11 @@ class SimDevice final : public DriverDevice {
       }
       if (e.stop_called && e.word.load() < e.last && e.breaches++ == 0)
         e.first_breach = "free after the stop before the word read the last value";
+    }
+    if (region->word) {
+      e.word_freed = true;
+      delete region;
+      return;
     }
     // Every map_peer region over a region goes before it (DRV-32).
     if (region->peer_maps.load() > 0) e.breach("free of a region that a peer still maps");
@@ -554,6 +571,13 @@ class SimDevice final : public DriverDevice {
     if (!e.held.empty() && e.held.front().value <= value) release_held();
   }
 
+  // Read by rig only for a word of the driver's own, and never once rig
+  // has freed it (DRV-77).
+  uint64_t signaled() override {
+    Engine &e = *engine_;
+    if (e.word_freed.load()) e.breach("signaled after rig freed the word");
+    return e.word.load(std::memory_order_acquire);
+  }
   void sleep(uint64_t seen, int64_t still_ms) override {
     Engine &e = *engine_;
     e.enter("sleep");

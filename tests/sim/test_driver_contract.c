@@ -73,3 +73,30 @@ Test(contract, a_workload_keeps_every_guarantee) {
   expect_kept(b);
   expect_kept(again);
 }
+
+Test(contract, a_word_of_the_drivers_own_goes_back_once_the_device_leaves_its_slot) {
+  /* DEV-21, DRV-42, DRV-77: a sim whose word is its own (own_word=1) is read
+   * through signaled(), which the sim checks is never called once its word
+   * is freed, and the word's region goes back to free once the closed
+   * device has left its slot. */
+  rig_device_t *d = open_with("SIM:82", "own_word=1");
+  const rig_sim_inject_t *inj = sim_inject(d);
+  rig_buffer_t *b = create(d, 4096);
+  CHECK_OK(rig_buffer_fill(b, 5));
+  uint64_t before = 0;
+  CHECK_OK(rig_signaled(d, &before));
+  cr_assert_eq(before, rig_submitted(d), "the word of the driver's own shows the work done");
+  rig_buffer_unref(b);
+  CHECK_OK(rig_free_cache(d)); /* the buffer's memory back to the driver */
+  int64_t frees = inj->frees(inj->device);
+  CHECK_OK(rig_close(d));      /* holding nothing, it leaves its slot */
+  await_stopped(d);
+  CHECK_OK(rig_free_cache(d));
+  cr_assert_eq(inj->frees(inj->device), frees + 1, "the word's region went back, once");
+  uint64_t after = 0;
+  CHECK_OK(rig_signaled(d, &after));
+  cr_assert_eq(after, rig_submitted(d), "the last value stays readable once the word went back");
+  rig_device_t *again = open_named("SIM:82"); /* the slot may be taken again */
+  CHECK_OK(rig_close(again));
+  expect_kept(d);
+}
