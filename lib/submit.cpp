@@ -199,7 +199,7 @@ void patch_params(const rig_submission_t *s, const rig_run_t *r, Scratch &sc) {
     size_t offset = s->blocks[static_cast<size_t>(p.block)].params_offset;
     sc.params_of_part[i] = offset;
     unsigned char *bytes = sc.params.data() + offset;
-    std::memcpy(bytes, r->params.data() + offset, static_cast<size_t>(p.params));
+    if (p.params > 0) std::memcpy(bytes, r->params.data() + offset, static_cast<size_t>(p.params));
     size_t u = sc.uses_of_part[i];
     for (const RefSpec &ref : p.refs) {
       uint64_t address = ref.kind == RIG_REF_ENTRY

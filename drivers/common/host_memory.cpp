@@ -1,5 +1,7 @@
 #include "host_memory.hpp"
 
+#include <algorithm>
+
 #include <sys/mman.h>
 #include <unistd.h>
 

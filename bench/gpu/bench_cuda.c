@@ -1,0 +1,312 @@
+/* The CUDA driver beside the raw CUDA Driver API on the same GPU (CUDA:0)
+ * and the same context (its primary one), in one run:
+ *   launch    rig_submit of an empty kernel, waited with rig_point_wait,
+ *             beside cuLaunchKernel then cuStreamSynchronize;
+ *   h2d, d2h  rig_buffer_copy between CUDA:0's Pinned memory and its device
+ *             memory (pinned), and between a host buffer borrowed on CUDA:0
+ *             and device memory (borrow), beside cuMemcpyAsync between
+ *             cuMemHostAlloc memory and device memory, then
+ *             cuStreamSynchronize;
+ *   file      a file read into device memory through the io device DISK
+ *             (rig_disk_open, rig_buffer_copy), beside a loop of read() into
+ *             32 MiB of pinned memory, each chunk then copied with
+ *             cuMemcpyAsync and synchronized; the file is in the page cache
+ *             for both.
+ * Prints `NAME: V UNIT` for each figure and `ratio NAME: X`: for the launch
+ * rig's time over the raw one's (above 1: rig's overhead), for the copies
+ * and the file rig's bandwidth over the raw one's (below 1: rig is slower).
+ *
+ * Usage: bench_cuda [--file PATH] [--file-size N[K|M|G]] [--max-copy N[K|M|G]]
+ * The file (default /var/tmp/rig-bench-cuda.bin, 512M) is made and removed. */
+#define _GNU_SOURCE
+
+#include "bench.h"
+
+#include <rig/disk.h>
+
+#include <cuda.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ROUNDS 5
+#define MIB ((int64_t)1 << 20)
+#define CHUNK (32 * MIB)
+
+static void cu_check(CUresult r, const char *call) {
+  if (r == CUDA_SUCCESS) return;
+  const char *name = "?", *text = "?";
+  cuGetErrorName(r, &name);
+  cuGetErrorString(r, &text);
+  fprintf(stderr, "%s: %s: %s\n", call, name, text);
+  exit(1);
+}
+#define CU_CHECK(call) cu_check((call), #call)
+
+/* The measured best of ROUNDS measurements of op, in ns per repetition. */
+static double best_ns(bench_op op, void *context) {
+  bench_timer t = bench_timer_make(op, context);
+  for (int i = 0; i < ROUNDS; i++) bench_round(&t);
+  return t.best_ns;
+}
+
+static uint8_t *read_file(const char *path, int64_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) bench_fail("cannot open the compiled kernels");
+  fseek(f, 0, SEEK_END);
+  *n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *bytes = malloc((size_t)*n);
+  if (!bytes || fread(bytes, 1, (size_t)*n, f) != (size_t)*n) bench_fail("cannot read the compiled kernels");
+  fclose(f);
+  return bytes;
+}
+
+/* ---- Launch --------------------------------------------------------- */
+
+struct rig_launch {
+  rig_submission_t *s;
+};
+
+static void run_rig_launch(void *context, long reps) {
+  struct rig_launch *l = context;
+  for (long i = 0; i < reps; i++) {
+    rig_run_t *r = NULL;
+    rig_point_t p;
+    BENCH_CHECK(rig_submission_take(l->s, &r));
+    BENCH_CHECK(rig_run_groups(r, 0, 1, 1, 1));
+    BENCH_CHECK(rig_run_threads(r, 0, 1, 1, 1));
+    BENCH_CHECK(rig_submit(r, NULL, 0, NULL, 0, &p));
+    BENCH_CHECK(rig_point_wait(p));
+  }
+}
+
+struct raw_launch {
+  CUfunction f;
+  CUstream stream;
+};
+
+static void run_raw_launch(void *context, long reps) {
+  struct raw_launch *l = context;
+  for (long i = 0; i < reps; i++) {
+    CU_CHECK(cuLaunchKernel(l->f, 1, 1, 1, 1, 1, 1, 0, l->stream, NULL, NULL));
+    CU_CHECK(cuStreamSynchronize(l->stream));
+  }
+}
+
+static void bench_launch(rig_device_t *d, const uint8_t *cubin, int64_t cubin_bytes, CUstream stream) {
+  rig_image_t *image = NULL;
+  rig_function_t *f = NULL;
+  BENCH_CHECK(rig_image_load(d, cubin, cubin_bytes, &image));
+  BENCH_CHECK(rig_image_resolve(image, "empty", &f));
+  if (!f) bench_fail("the kernels have no empty");
+  rig_part_t part = {.kind = RIG_LAUNCH};
+  part.u.launch.function = f;
+  struct rig_launch rl = {NULL};
+  BENCH_CHECK(rig_submission_make(d, &part, 1, NULL, &rl.s));
+  if (rig_submission_block(rl.s, 0) != 0) bench_fail("the launch's block is not 0");
+
+  CUmodule module;
+  struct raw_launch raw = {NULL, stream};
+  CU_CHECK(cuModuleLoadData(&module, cubin));
+  CU_CHECK(cuModuleGetFunction(&raw.f, module, "empty"));
+
+  double rig_ns = best_ns(run_rig_launch, &rl), raw_ns = best_ns(run_raw_launch, &raw);
+  printf("cuda_launch_rig: %.0f ns\n", rig_ns);
+  printf("cuda_launch_raw: %.0f ns\n", raw_ns);
+  printf("ratio cuda_launch_rig_vs_raw: %.2f\n", rig_ns / raw_ns);
+  fflush(stdout);
+  CU_CHECK(cuModuleUnload(module));
+  rig_submission_unref(rl.s);
+  rig_image_unref(image);
+}
+
+/* ---- Copies --------------------------------------------------------- */
+
+struct rig_copy {
+  rig_buffer_t *src, *dst;
+};
+
+static void run_rig_copy(void *context, long reps) {
+  struct rig_copy *c = context;
+  for (long i = 0; i < reps; i++) BENCH_CHECK(rig_buffer_copy(c->src, c->dst));
+}
+
+struct raw_copy {
+  CUdeviceptr src, dst;
+  size_t n;
+  CUstream stream;
+};
+
+static void run_raw_copy(void *context, long reps) {
+  struct raw_copy *c = context;
+  for (long i = 0; i < reps; i++) {
+    CU_CHECK(cuMemcpyAsync(c->dst, c->src, c->n, c->stream));
+    CU_CHECK(cuStreamSynchronize(c->stream));
+  }
+}
+
+static rig_buffer_t *create(rig_device_t *d, int64_t n, rig_memory_t kind) {
+  rig_buffer_t *b = NULL;
+  BENCH_CHECK(rig_buffer_create(d, n, kind, &b));
+  return b;
+}
+
+static void bench_copies(rig_device_t *d, int64_t n, CUstream stream) {
+  char label[32];
+  snprintf(label, sizeof label, "%lldM", (long long)(n / MIB));
+  rig_buffer_t *pinned = create(d, n, RIG_MEMORY_PINNED), *on_gpu = create(d, n, RIG_MEMORY_DEVICE);
+  rig_buffer_t *host = create(rig_host(), n, RIG_MEMORY_DEVICE), *borrowed = NULL;
+  BENCH_CHECK(rig_buffer_fill(pinned, 1));
+  BENCH_CHECK(rig_buffer_fill(host, 2));
+  BENCH_CHECK(rig_buffer_borrow(d, host, &borrowed));
+  if (!borrowed) bench_fail("CUDA:0 does not borrow a host buffer");
+
+  void *raw_host = NULL;
+  CUdeviceptr raw_gpu = 0;
+  CU_CHECK(cuMemHostAlloc(&raw_host, (size_t)n, CU_MEMHOSTALLOC_PORTABLE));
+  CU_CHECK(cuMemAlloc(&raw_gpu, (size_t)n));
+  memset(raw_host, 3, (size_t)n);
+
+  struct {
+    const char *name;
+    struct rig_copy pinned, borrowed;
+    struct raw_copy raw;
+  } ways[2] = {
+      {"h2d", {pinned, on_gpu}, {borrowed, on_gpu}, {(CUdeviceptr)(uintptr_t)raw_host, raw_gpu, (size_t)n, stream}},
+      {"d2h", {on_gpu, pinned}, {on_gpu, borrowed}, {raw_gpu, (CUdeviceptr)(uintptr_t)raw_host, (size_t)n, stream}},
+  };
+  for (int w = 0; w < 2; w++) {
+    double pinned_gbps = (double)n / best_ns(run_rig_copy, &ways[w].pinned);
+    double borrowed_gbps = (double)n / best_ns(run_rig_copy, &ways[w].borrowed);
+    double raw_gbps = (double)n / best_ns(run_raw_copy, &ways[w].raw);
+    printf("cuda_%s_pinned %s: %.2f GB/s\n", ways[w].name, label, pinned_gbps);
+    printf("cuda_%s_borrow %s: %.2f GB/s\n", ways[w].name, label, borrowed_gbps);
+    printf("cuda_%s_raw %s: %.2f GB/s\n", ways[w].name, label, raw_gbps);
+    printf("ratio cuda_%s_pinned %s: %.3f\n", ways[w].name, label, pinned_gbps / raw_gbps);
+    printf("ratio cuda_%s_borrow %s: %.3f\n", ways[w].name, label, borrowed_gbps / raw_gbps);
+    fflush(stdout);
+  }
+  CU_CHECK(cuMemFree(raw_gpu));
+  CU_CHECK(cuMemFreeHost(raw_host));
+  rig_buffer_unref(borrowed);
+  rig_buffer_unref(host);
+  rig_buffer_unref(pinned);
+  rig_buffer_unref(on_gpu);
+}
+
+/* ---- A file into GPU memory ----------------------------------------- */
+
+static void make_file(const char *path, int64_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) bench_fail("cannot create the benchmark's file");
+  uint8_t *chunk = malloc((size_t)CHUNK);
+  if (!chunk) bench_fail("no memory");
+  for (int64_t i = 0; i < CHUNK; i++) chunk[i] = (uint8_t)(i * 7 + (i >> 12));
+  for (int64_t done = 0; done < n;) {
+    ssize_t w = write(fd, chunk, (size_t)(n - done < CHUNK ? n - done : CHUNK));
+    if (w <= 0) bench_fail("cannot write the benchmark's file");
+    done += w;
+  }
+  free(chunk);
+  close(fd);
+}
+
+struct rig_file {
+  const char *path;
+  rig_buffer_t *dst;
+};
+
+static void run_rig_file(void *context, long reps) {
+  struct rig_file *f = context;
+  for (long i = 0; i < reps; i++) {
+    rig_buffer_t *file = NULL;
+    BENCH_CHECK(rig_disk_open(f->path, RIG_DISK_READ, 0, -1, &file));
+    BENCH_CHECK(rig_buffer_copy(file, f->dst));
+    rig_buffer_unref(file);
+  }
+}
+
+struct raw_file {
+  const char *path;
+  int64_t n;
+  void *pinned;
+  CUdeviceptr dst;
+  CUstream stream;
+};
+
+static void run_raw_file(void *context, long reps) {
+  struct raw_file *f = context;
+  for (long i = 0; i < reps; i++) {
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) bench_fail("cannot open the benchmark's file");
+    for (int64_t at = 0; at < f->n;) {
+      ssize_t got = read(fd, f->pinned, (size_t)(f->n - at < CHUNK ? f->n - at : CHUNK));
+      if (got <= 0) bench_fail("cannot read the benchmark's file");
+      CU_CHECK(cuMemcpyAsync(f->dst + (CUdeviceptr)at, (CUdeviceptr)(uintptr_t)f->pinned, (size_t)got, f->stream));
+      CU_CHECK(cuStreamSynchronize(f->stream));
+      at += got;
+    }
+    close(fd);
+  }
+}
+
+static void bench_file(rig_device_t *d, const char *path, int64_t n, CUstream stream) {
+  make_file(path, n);
+  rig_buffer_t *on_gpu = create(d, n, RIG_MEMORY_DEVICE);
+  struct rig_file rf = {path, on_gpu};
+  struct raw_file raw = {path, n, NULL, 0, stream};
+  CU_CHECK(cuMemHostAlloc(&raw.pinned, (size_t)CHUNK, CU_MEMHOSTALLOC_PORTABLE));
+  CU_CHECK(cuMemAlloc(&raw.dst, (size_t)n));
+  run_raw_file(&raw, 1); /* the file into the page cache */
+  double rig_gbps = (double)n / best_ns(run_rig_file, &rf), raw_gbps = (double)n / best_ns(run_raw_file, &raw);
+  printf("cuda_file_rig %lldM: %.2f GB/s\n", (long long)(n / MIB), rig_gbps);
+  printf("cuda_file_raw %lldM: %.2f GB/s\n", (long long)(n / MIB), raw_gbps);
+  printf("ratio cuda_file %lldM: %.3f\n", (long long)(n / MIB), rig_gbps / raw_gbps);
+  fflush(stdout);
+  CU_CHECK(cuMemFree(raw.dst));
+  CU_CHECK(cuMemFreeHost(raw.pinned));
+  rig_buffer_unref(on_gpu);
+  unlink(path);
+}
+
+int main(int argc, char **argv) {
+  const char *path = "/var/tmp/rig-bench-cuda.bin";
+  int64_t file_bytes = 512 * MIB, max_copy = 256 * MIB;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+      path = argv[++i];
+    else if (strcmp(argv[i], "--file-size") == 0 && i + 1 < argc)
+      file_bytes = bench_parse_size(argv[++i]);
+    else if (strcmp(argv[i], "--max-copy") == 0 && i + 1 < argc)
+      max_copy = bench_parse_size(argv[++i]);
+    else
+      bench_fail("usage: bench_cuda [--file PATH] [--file-size N[K|M|G]] [--max-copy N[K|M|G]]");
+  }
+  if (file_bytes <= 0 || max_copy < MIB) bench_fail("bad sizes");
+
+  rig_device_t *d = NULL;
+  BENCH_CHECK(rig_open("CUDA:0", NULL, &d));
+  /* The raw baselines run on CUDA:0's primary context, the one rig uses. */
+  CUdevice device;
+  CUcontext context;
+  CUstream stream;
+  CU_CHECK(cuInit(0));
+  CU_CHECK(cuDeviceGet(&device, 0));
+  CU_CHECK(cuDevicePrimaryCtxRetain(&context, device));
+  CU_CHECK(cuCtxSetCurrent(context));
+  CU_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  printf("device: CUDA:0 %s at %s\n", rig_device_arch(d), rig_device_bus(d) ? rig_device_bus(d) : "?");
+
+  int64_t cubin_bytes = 0;
+  uint8_t *cubin = read_file(RIG_GPU_KERNELS "/kernels.cubin", &cubin_bytes);
+  bench_launch(d, cubin, cubin_bytes, stream);
+  free(cubin);
+  for (int64_t n = MIB; n <= max_copy; n *= 16) bench_copies(d, n, stream);
+  bench_file(d, path, file_bytes, stream);
+
+  CU_CHECK(cuStreamDestroy(stream));
+  BENCH_CHECK(rig_close(d));
+  CU_CHECK(cuDevicePrimaryCtxRelease(device));
+  return 0;
+}

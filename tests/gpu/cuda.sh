@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The GPU checks of the CUDA driver, in one run on a machine with an NVIDIA
+# GPU, the CUDA driver and the CUDA toolkit (nvcc):
+#   1. configure and build rig: the release preset in its own build folder,
+#      every target, going on past one that fails to build (the checks need
+#      only some), warnings not fatal (a newer compiler's new warnings must
+#      not stop the checks; CI holds -Werror);
+#   2. check that CUDA:0 opens (`rig devices`): a CUDA:0 that does not open
+#      fails the run here, loudly;
+#   3. the check of drivers/cuda/cuda_api.h against cuda.h, and the
+#      gpu-absent suite (which skips itself where CUDA:0 opens);
+#   4. the conformance suite on CUDA:0 and MEM:0 (RIG_TEST_DEVICES);
+#   5. the CUDA suite (tests/gpu/test_cuda.c), every test required to run;
+#   6. `rig load` of a file into CUDA:0's memory through the io device DISK;
+#   7. the GPU benchmarks (bench/gpu/bench_cuda.c), rig beside raw CUDA.
+# It prints each step's name and outcome, the suites' pass/fail counts and
+# the benchmarks' ratios, then a summary; it exits 1 if any step failed.
+# It takes a few minutes (under 8 on 16 cores).
+#
+# Environment:
+#   RIG_DEPS_PREFIX  a folder of Debian packages unpacked with dpkg -x
+#                    (tests/gpu/fetch-deps.sh), for a machine that lacks
+#                    rig's -dev packages (liburing, libnuma, criterion)
+#   OUT              where set, the whole log is also written to $OUT/cuda.log
+#   BUILD            the build folder (default build/gpu)
+#   RIG_CUDA_ARCH    the compute capability of the test kernels' cubin
+#                    (default: nvidia-smi's for GPU 0, else 90)
+#   JOBS             parallel build jobs (default: the cores)
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root" || exit 1
+build=${BUILD:-build/gpu}
+jobs=${JOBS:-$(nproc)}
+
+tee_pid=
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  exec > >(tee "$OUT/cuda.log") 2>&1
+  tee_pid=$!
+fi
+
+export PATH="$PATH:/usr/local/cuda/bin"
+results=()   # "STEP: PASS|FAIL (detail)"
+failed=0
+
+step() {
+  printf '\n==== %s ====\n' "$*"
+}
+
+# record NAME STATUS [DETAIL]: one line of the summary.
+record() {
+  local name=$1 status=$2 detail=${3:-}
+  if [ "$status" -eq 0 ]; then
+    results+=("PASS  $name${detail:+  ($detail)}")
+    echo "---- $name: PASS${detail:+ ($detail)}"
+  else
+    results+=("FAIL  $name${detail:+  ($detail)}")
+    echo "---- $name: FAIL${detail:+ ($detail)}"
+    failed=1
+  fi
+}
+
+summary() {
+  step "summary"
+  printf '%s\n' "${results[@]}"
+  if [ "$failed" -eq 0 ]; then echo "cuda.sh: all steps passed"; else echo "cuda.sh: FAILED"; fi
+  # The log is whole once tee has written the last line.
+  if [ -n "$tee_pid" ]; then
+    exec >&- 2>&-
+    wait "$tee_pid"
+  fi
+  exit "$failed"
+}
+
+# ---- Dependencies from a prefix ------------------------------------------
+
+run_env=()  # what tests and benchmarks run with
+cmake_deps=()
+if [ -n "${RIG_DEPS_PREFIX:-}" ]; then
+  prefix=$(cd "$RIG_DEPS_PREFIX" && pwd)
+  multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+  libs="$prefix/usr/lib/$multiarch:$prefix/lib/$multiarch"
+  # The packages' .pc files name /usr: copies of them name the prefix.
+  pc="$root/$build/deps-pkgconfig"
+  mkdir -p "$pc"
+  for f in "$prefix/usr/lib/$multiarch/pkgconfig"/*.pc "$prefix/usr/share/pkgconfig"/*.pc; do
+    [ -e "$f" ] || continue
+    sed -E "s#^(prefix|exec_prefix|libdir|includedir)=/usr#\\1=$prefix/usr#" "$f" > "$pc/$(basename "$f")"
+  done
+  export PKG_CONFIG_PATH="$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  export CPATH="$prefix/usr/include${CPATH:+:$CPATH}"
+  export LIBRARY_PATH="$prefix/usr/lib/$multiarch${LIBRARY_PATH:+:$LIBRARY_PATH}"
+  # The linker finds the libraries those libraries need there too; only
+  # the tests and benchmarks run with them (the build tools keep the
+  # machine's own).
+  cmake_deps=(-DCMAKE_PREFIX_PATH="$prefix/usr"
+              -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$prefix/usr/lib/$multiarch:$prefix/lib/$multiarch")
+  run_env=(env "LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  echo "cuda.sh: dependencies from $prefix"
+fi
+
+# ---- 0. The machine ------------------------------------------------------
+
+step "0. the machine"
+uname -a
+nvidia-smi --query-gpu=index,name,compute_cap,driver_version,pci.bus_id,memory.total --format=csv 2>&1 || true
+nvcc --version 2>&1 | tail -2 || true
+cmake --version | head -1
+arch=${RIG_CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null | tr -d '.[:space:]')}
+arch=${arch:-90}
+echo "test kernels for sm_$arch"
+
+# ---- 1. Build --------------------------------------------------------------
+
+step "1. configure and build ($build)"
+cmake --preset release -B "$build" -DRIG_WERROR=OFF -DRIG_CUDA_ARCH="$arch" "${cmake_deps[@]}"
+record "configure" $?
+[ "$failed" -eq 0 ] || summary
+# Every target, going on past a failed one, so that a target the GPU checks
+# do not need cannot stop them.
+cmake --build "$build" -j "$jobs" -- -k 0
+record "build (every target)" $?
+for f in tools/rig tests/gpu/gpu_test_cuda tests/gpu/gpu_test_cuda_absent bench/gpu/bench_cuda \
+         tests/conformance_test_buffers; do
+  [ -x "$build/$f" ] || record "built $f" 1 "missing"
+done
+if [ ! -x "$build/tools/rig" ] || [ ! -x "$build/tests/gpu/gpu_test_cuda" ]; then summary; fi
+
+# ---- 2. CUDA:0 opens -----------------------------------------------------
+
+step "2. rig devices"
+"${run_env[@]}" "$build/tools/rig" devices
+listing=$("${run_env[@]}" "$build/tools/rig" devices --json)
+if grep -q '"name": "CUDA:0", "available": true' <<< "$listing"; then
+  record "CUDA:0 opens" 0
+else
+  record "CUDA:0 opens" 1 "$(grep '"CUDA:0"' <<< "$listing" || echo 'CUDA:0 not listed')"
+  summary
+fi
+
+# run_suite NAME TIMEOUT COMMAND...: a Criterion suite, its per-test lines
+# shown and its counts in the summary.
+run_suite() {
+  local name=$1 limit=$2
+  shift 2
+  local log
+  log=$(mktemp)
+  timeout "$limit" "${run_env[@]}" "$@" --jobs 1 --verbose 2>&1 | tee "$log" | grep -v '^\[RUN \]'
+  local status=${PIPESTATUS[0]}
+  local counts
+  counts=$(grep -o 'Tested: [0-9]* | Passing: [0-9]* | Failing: [0-9]* | Crashing: [0-9]*' "$log" | tail -1)
+  local skipped
+  skipped=$(grep -c '^\[SKIP\]' "$log")
+  [ "$status" -eq 124 ] && counts="timed out after $limit s; $counts"
+  rm -f "$log"
+  record "$name" "$status" "${counts:-no counts}, skipped $skipped"
+}
+
+# ---- 3. The cuda.h check and the gpu-absent suite ------------------------
+
+step "3. cuda_api.h against cuda.h; the gpu-absent suite"
+ctest --test-dir "$build" -R '^gpu_cuda_api_check$' --output-on-failure
+record "cuda_api.h matches cuda.h" $?
+run_suite "gpu-absent suite (skips where CUDA:0 opens)" 60 "$build/tests/gpu/gpu_test_cuda_absent"
+
+# ---- 4. Conformance on CUDA:0 and MEM:0 ------------------------------------
+
+step "4. conformance on CUDA:0,MEM:0"
+for suite in "$build"/tests/conformance_test_*; do
+  run_suite "conformance $(basename "$suite")" 90 env RIG_TEST_DEVICES=CUDA:0,MEM:0 "$suite"
+done
+
+# ---- 5. The CUDA suite -----------------------------------------------------
+
+step "5. the CUDA suite"
+run_suite "CUDA suite" 150 env RIG_GPU_REQUIRED=1 "$build/tests/gpu/gpu_test_cuda"
+
+# ---- 6. A file into GPU memory through rig load ----------------------------
+
+step "6. rig load FILE --device CUDA:0 --verify"
+file=$(mktemp /var/tmp/rig-cuda-load.XXXXXX)
+head -c $((96 << 20)) /dev/urandom > "$file"
+timeout 120 "${run_env[@]}" "$build/tools/rig" load "$file" --device CUDA:0 --offset 4K --verify
+record "rig load onto CUDA:0" $?
+rm -f "$file"
+
+# ---- 7. Benchmarks ---------------------------------------------------------
+
+step "7. bench_cuda (rig beside raw CUDA)"
+blog=$(mktemp)
+timeout 180 "${run_env[@]}" "$build/bench/gpu/bench_cuda" 2>&1 | tee "$blog"
+status=${PIPESTATUS[0]}
+record "bench_cuda" "$status"
+echo
+echo "ratios:"
+grep '^ratio ' "$blog"
+while read -r line; do results+=("      $line"); done < <(grep '^ratio ' "$blog")
+rm -f "$blog"
+
+summary
