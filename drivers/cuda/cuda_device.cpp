@@ -370,10 +370,12 @@ std::variant<DriverDevice::Dma, std::string> CudaDevice::dma(Region r, const std
 
 void CudaDevice::sleep(uint64_t seen, int64_t still_ms) {
   using Clock = std::chrono::steady_clock;
-  // Polls the word: for a few microseconds at first, so that short work
-  // returns at once, then with sleeps that grow to a millisecond, checking
-  // the streams for a fault before each.
-  constexpr auto kSpin = std::chrono::microseconds(20);
+  // Polls the word: for 200 microseconds at first, so that short work such
+  // as a copy of a megabyte returns at once (a sleep costs the timer's
+  // slack, some 50 microseconds, on top of its length), then with sleeps
+  // that grow to a millisecond, checking the streams for a fault before
+  // each.
+  constexpr auto kSpin = std::chrono::microseconds(200);
   constexpr auto kLongestPause = std::chrono::milliseconds(1);
   Clock::time_point start = Clock::now(), deadline = start + std::chrono::milliseconds(still_ms);
   Clock::duration pause = std::chrono::microseconds(10);

@@ -30,21 +30,6 @@ std::string load_api(HsaApi &api) {
   return "";
 }
 
-template <class T>
-T agent_info(const HsaApi &api, hsa_agent_t agent, int attribute, T fallback) {
-  T value = fallback;
-  if (api.hsa_agent_get_info(agent, static_cast<hsa_agent_info_t>(attribute), &value) != HSA_STATUS_SUCCESS)
-    return fallback;
-  return value;
-}
-
-template <class T>
-T pool_info(const HsaApi &api, hsa_amd_memory_pool_t pool, hsa_amd_memory_pool_info_t attribute, T fallback) {
-  T value = fallback;
-  if (api.hsa_amd_memory_pool_get_info(pool, attribute, &value) != HSA_STATUS_SUCCESS) return fallback;
-  return value;
-}
-
 // Finds a GPU's Device pool and group memory, or the host's pools.
 struct PoolSearch {
   const HsaApi *api;

@@ -72,6 +72,21 @@ const HsaRuntime &hsa_runtime();
 // status as the runtime spells it, with its number where it has no text.
 std::string status_text(hsa_status_t status);
 
+// An agent's or a pool's attribute, or fallback where ROCr answers none.
+template <class T>
+T agent_info(const HsaApi &api, hsa_agent_t agent, int attribute, T fallback) {
+  T value = fallback;
+  if (api.hsa_agent_get_info(agent, static_cast<hsa_agent_info_t>(attribute), &value) != HSA_STATUS_SUCCESS)
+    return fallback;
+  return value;
+}
+template <class T>
+T pool_info(const HsaApi &api, hsa_amd_memory_pool_t pool, hsa_amd_memory_pool_info_t attribute, T fallback) {
+  T value = fallback;
+  if (api.hsa_amd_memory_pool_get_info(pool, attribute, &value) != HSA_STATUS_SUCCESS) return fallback;
+  return value;
+}
+
 // Receives the memory faults ROCr reports for an agent (a GPU's page
 // fault), on ROCr's event thread.  report must take no lock that a caller
 // of ROCr may hold.

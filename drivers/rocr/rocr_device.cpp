@@ -24,21 +24,6 @@ void check(hsa_status_t s, const char *what) {
   if (s != HSA_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + " failed: " + status_text(s));
 }
 
-template <class T>
-T agent_info(const HsaApi &api, hsa_agent_t agent, int attribute, T fallback) {
-  T value = fallback;
-  if (api.hsa_agent_get_info(agent, static_cast<hsa_agent_info_t>(attribute), &value) != HSA_STATUS_SUCCESS)
-    return fallback;
-  return value;
-}
-
-template <class T>
-T pool_info(const HsaApi &api, hsa_amd_memory_pool_t pool, hsa_amd_memory_pool_info_t attribute, T fallback) {
-  T value = fallback;
-  if (api.hsa_amd_memory_pool_get_info(pool, attribute, &value) != HSA_STATUS_SUCCESS) return fallback;
-  return value;
-}
-
 // A queue error: the device's fault.
 void on_queue_error(hsa_status_t status, hsa_queue_t *, void *engine) {
   static_cast<Engine *>(engine)->report("queue error: " + status_text(status));
