@@ -15,6 +15,8 @@
 //   hang_ms=N      the hang bound the device declares (default 5000)
 //   first_after=N  the timeline starts after N at least (tests of its end)
 //   numa_node=N    the host NUMA node the device states (default none)
+//   handle_only=1  Device memory is handle-only: locate gives a handle and an
+//                  offset, no address (the spec's Low level)
 //   own_word=1     the timeline word is the driver's own (facts.own_word):
 //                  rig reads it through signaled() and frees its region
 //   max_words=N    the words one submission may place on the queues, as a
@@ -49,7 +51,7 @@ namespace {
 struct Knobs {
   int64_t count, latency_us, budget, commit_every, hang_ms, first_after, numa_node, max_words;
   double copy_gbps;
-  bool queue_waits, own_word;
+  bool queue_waits, own_word, handle_only;
   explicit Knobs(const std::string &config) {
     const char *env = std::getenv("RIG_SIM");
     Options base(env ? env : "");
@@ -63,6 +65,7 @@ struct Knobs {
     numa_node = over.integer("numa_node", -1);
     max_words = over.integer("max_words", 0);
     own_word = over.integer("own_word", 0) != 0;
+    handle_only = over.integer("handle_only", 0) != 0;
     queue_waits = pick_int("queue_waits", 1) != 0;
     budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
     copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
@@ -80,7 +83,14 @@ struct SimRegion {
   SimRegion *maps = nullptr;      // for map_peer: the other device's region
   std::atomic<int> peer_maps{0};  // live map_peer regions over this one
   bool word = false;              // the region of the device's own word
+  bool handle_only = false;       // located by handle (the region) and offset
 };
+
+// Where loc lies in this process: the address of a handle-only location.
+void resolve(rig_edge_location_t &loc) {
+  if (!loc.address && loc.handle)
+    loc.address = static_cast<char *>(reinterpret_cast<SimRegion *>(loc.handle)->address) + loc.offset;
+}
 
 // One value's work, copied out of rig's structures at submit.
 struct Work {
@@ -383,7 +393,7 @@ class SimDevice final : public DriverDevice {
 
   const Facts &facts() const override { return facts_; }
 
-  Region alloc(Memory, int64_t n) override {
+  Region alloc(Memory m, int64_t n) override {
     Engine &e = *engine_;
     e.enter("alloc");
     Leave leave{e};
@@ -398,7 +408,9 @@ class SimDevice final : public DriverDevice {
     }
     HostBlock *b = host_block_alloc(n, 256);
     if (!b) return nullptr;
-    return track(new SimRegion{b, b->address});
+    auto *region = new SimRegion{b, b->address};
+    region->handle_only = e.knobs.handle_only && m == Memory::Device;
+    return track(region);
   }
   void free(Region r) override {
     auto *region = static_cast<SimRegion *>(r);
@@ -428,7 +440,9 @@ class SimDevice final : public DriverDevice {
     delete region;
   }
   rig_edge_location_t locate(Region r) const override {
-    return rig_edge_location_t{static_cast<SimRegion *>(r)->address, 0, 0};
+    auto *region = static_cast<SimRegion *>(r);
+    if (region->handle_only) return rig_edge_location_t{nullptr, reinterpret_cast<uint64_t>(region), 0};
+    return rig_edge_location_t{region->address, 0, 0};
   }
   bool peer(const DriverDevice &other) const override { return dynamic_cast<const SimDevice *>(&other) != nullptr; }
   Region map_peer(DriverDevice &other, Region r) override {
@@ -538,8 +552,14 @@ class SimDevice final : public DriverDevice {
       p.after = work.afters.back().data();
       if (p.kind == RIG_PART_WORDS) {
         work.words.emplace_back(p.u.words.writes, p.u.words.writes + p.u.words.count);
+        for (rig_edge_word_write_t &write : work.words.back()) resolve(write.dst);
         p.u.words.writes = work.words.back().data();
       }
+      if (p.kind == RIG_PART_COPY) {
+        resolve(p.u.copy.src);
+        resolve(p.u.copy.dst);
+      }
+      if (p.kind == RIG_PART_FILL) resolve(p.u.fill.dst);
       if (p.kind == RIG_PART_LAUNCH) {
         // The parameters live until submit returns; the launch runs later.
         size_t bytes = static_cast<size_t>(p.u.launch.param_bytes);

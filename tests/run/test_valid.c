@@ -8,14 +8,7 @@
  * device's), sim devices (SIM:n: a compute queue and a copy engine) and
  * the io device DISK (it runs no work).
  *
- * Asserts: SUB-04 .. SUB-20, SUB-22, SUB-23, HOST-04, BPROP-16.
- *
- * Not reached here:
- *   SUB-21: handle-only memory is memory whose driver gives it no address.
- *     Here only io devices' memory is such (DISK), and no device that runs
- *     work has it on itself or borrows it (rig_reaches: an io device
- *     reaches no other device and none reaches it), so a ref naming it is
- *     already refused as SUB-17's; no device here gives the rule alone.
+ * Asserts: SUB-04 .. SUB-23, HOST-04, BPROP-16.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -520,4 +513,35 @@ Test(valid, submit_refuses_more_words_than_the_driver_bounds) {
   rig_submission_unref(over);
   rig_submission_unref(within);
   rig_buffer_unref(out);
+}
+
+Test(valid, submit_refuses_a_ref_to_handle_only_memory) {
+  /* SUB-21: a sim whose Device memory is handle-only (handle_only=1: the
+   * driver gives a handle and an offset, no address) refuses a launch ref
+   * naming it, and runs the same launch over its Pinned memory, which has
+   * an address; copies into and out of the handle-only memory still run. */
+  rig_device_t *sim = open_with("SIM:2", SIM_QUICK ",handle_only=1");
+  rig_image_t *image = load_kernels(sim, RUN_KERNEL("work"));
+  rig_ref_t refs[1];
+  rig_part_t launch = set_launch(function_of(image, "set"), refs, RIG_REF_WRITE, slot(0));
+  rig_submission_t *s = make(sim, &launch, 1);
+  rig_buffer_t *handled = int64s(sim, 4, 0);
+  uint64_t handle = 0;
+  int64_t offset = 0;
+  CHECK_OK(rig_buffer_handle(handled, &handle, &offset));
+  cr_assert_neq(handle, 0, "the sim's Device memory has a handle");
+  cr_assert_null(rig_buffer_host(handled));
+  rig_status_t refused = try_set(s, &handled, 1, 4, 7, NULL);
+  cr_assert_eq(refused, RIG_EINVAL, "SUB-21: %s", rig_status_name(refused));
+  assert_mentions(rig_last_error(), "handle");
+  expect_int64s(handled, 4, 0, "the refused launch wrote nothing");
+  rig_buffer_t *pinned = pinned_zeros(sim, 4);
+  CHECK_OK(rig_point_wait(submit_set(s, pinned, 4, 7)));
+  expect_int64s(pinned, 4, 7, "the launch over memory with an address");
+  CHECK_OK(rig_buffer_copy(pinned, handled));
+  expect_int64s(handled, 4, 7, "a copy into handle-only memory and back");
+  rig_submission_unref(s);
+  rig_buffer_unref(handled);
+  rig_buffer_unref(pinned);
+  rig_image_unref(image);
 }
