@@ -1,0 +1,245 @@
+/* The protocol between rigd and its clients' proxy drivers: the layout of the
+ * shared segments, of the rings and of their entries (see the spec's
+ * rig-remote-proxy.txt: the per-host service is its agent, with rings in
+ * shared memory for its link).
+ *
+ * Both sides include this header, the client's proxy driver (C++) and rigd
+ * (C++); it is plain C so that a client in another language can read it.  It
+ * holds layout only: fixed-width fields in the host's byte order, each
+ * segment's header first, every offset from the start of its segment.
+ *
+ * The handshake carries RIG_PROXY_VERSION; a side that reads another version
+ * refuses the peer.  Change the version with any change to this file's
+ * layout.
+ *
+ * Trust: a segment a client can write is read by rigd only through copies
+ * (drivers/proxy/ring.hpp): rigd never reads a layout field back from shared
+ * memory, and validates every entry and payload after copying it out. */
+#ifndef RIG_PROXY_PROTOCOL_H
+#define RIG_PROXY_PROTOCOL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define RIG_PROXY_ALIGNAS(n) alignas(n)
+#define RIG_PROXY_STATIC_ASSERT(c, why) static_assert(c, why)
+extern "C" {
+#else
+#define RIG_PROXY_ALIGNAS(n) _Alignas(n)
+#define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
+#endif
+
+#define RIG_PROXY_VERSION 1u
+
+/* Words that two sides write sit on cache lines of their own, so that the
+ * producer's and the consumer's stores do not contend for one line. */
+#define RIG_PROXY_CACHE_LINE 64
+
+/* The first word of each segment: which segment it is ("RIGx" in memory). */
+#define RIG_PROXY_MAGIC_DEVICES 0x44474952u    /* "RIGD" */
+#define RIG_PROXY_MAGIC_COMPLETION 0x43474952u /* "RIGC" */
+#define RIG_PROXY_MAGIC_RING 0x52474952u       /* "RIGR" */
+
+/* What every segment starts with. */
+struct rig_proxy_segment_header {
+  uint32_t magic;   /* RIG_PROXY_MAGIC_* */
+  uint32_t version; /* RIG_PROXY_VERSION */
+  uint64_t bytes;   /* the segment's size, as rigd made it */
+};
+
+/* One ring's control words, at the start of a cache line.  The producer
+ * writes `tail`, the consumer `head`; both count entries from 0 and wrap
+ * at 2^32, so tail - head (mod 2^32) is the number of entries written and
+ * not yet consumed, never more than the ring's capacity.  An entry lives in
+ * slot (counter & (capacity - 1)).
+ *
+ * `sleeping` is the consumer's needs-wakeup flag (IORING_SQ_NEED_WAKEUP's
+ * role), a futex word: the consumer sets it to 1 before it sleeps on it, the
+ * producer that publishes a tail and sees it 1 sets it to 0 and wakes the
+ * consumer with FUTEX_WAKE.  A producer that sees it 0 makes no system
+ * call. */
+struct rig_proxy_ring_header {
+  RIG_PROXY_ALIGNAS(RIG_PROXY_CACHE_LINE) uint32_t head;
+  RIG_PROXY_ALIGNAS(RIG_PROXY_CACHE_LINE) uint32_t tail;
+  RIG_PROXY_ALIGNAS(RIG_PROXY_CACHE_LINE) uint32_t sleeping;
+};
+RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_ring_header) == 3 * RIG_PROXY_CACHE_LINE,
+                        "each control word has a cache line of its own");
+
+/* The requests a client's submission ring carries.  Each gets one
+ * completion, in the order of the ring.  `device` is, for OPEN, the served
+ * device's index in the handshake's list, and for the others the proxy's
+ * index, which OPEN answered.  A handle names memory rigd holds for the
+ * client: an ALLOC's, or a host arena's (rig_proxy_arena_request). */
+enum rig_proxy_opcode {
+  RIG_PROXY_OP_NOP = 0,      /* value: args[0]; a check of the rings */
+  RIG_PROXY_OP_OPEN = 1,     /* a proxy of the served device; value: its index, that of
+                                its timeline word in the completion segment */
+  RIG_PROXY_OP_ALLOC = 2,    /* args[0] a rig_memory_t, args[1] the bytes; value: the
+                                handle; RIG_ENOMEM past the client's quota */
+  RIG_PROXY_OP_FREE = 3,     /* args[0] a handle: rigd lets go of it, and rig frees
+                                the memory once no work handed over needs it */
+  RIG_PROXY_OP_HANDOVER = 4, /* args[0] the proxy's next value; the payload: a
+                                rig_proxy_handover.  RIG_OK once rigd has taken the
+                                payload; the value is done when the proxy's word
+                                reaches it */
+  RIG_PROXY_OP_MAP_PEER = 5  /* args[0] a handle: value, a new handle over its memory
+                                for the proxy's device, or 0 where that device cannot
+                                map it */
+};
+
+/* A hand-over's payload: the header, then wait_count waits, then
+ * copy_count copies. */
+struct rig_proxy_handover {
+  uint32_t wait_count;
+  uint32_t copy_count;
+};
+
+/* The work waits for the proxy's value, a proxy of the same client. */
+struct rig_proxy_wait {
+  uint32_t proxy;
+  uint32_t reserved; /* zero */
+  uint64_t value;
+};
+
+/* bytes bytes from src_offset in src's memory to dst_offset in dst's,
+ * each a handle; the served device moves them itself. */
+struct rig_proxy_copy {
+  uint64_t src;
+  uint64_t src_offset;
+  uint64_t dst;
+  uint64_t dst_offset;
+  uint64_t bytes;
+};
+
+/* A submission ring's entry: one request.  Fields a request does not use
+ * are zero. */
+struct rig_proxy_entry {
+  uint16_t opcode;         /* enum rig_proxy_opcode */
+  uint16_t flags;          /* zero: no flag is defined yet */
+  uint32_t device;         /* OPEN: a served device's index; otherwise a proxy's */
+  uint64_t tag;            /* the client's, echoed in the completion */
+  uint64_t args[4];        /* the request's arguments (enum rig_proxy_opcode) */
+  uint32_t payload_offset; /* bytes from the payload arena's start */
+  uint32_t payload_bytes;  /* zero where the request has no payload */
+  uint64_t reserved;       /* zero */
+};
+RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_entry) == 64, "an entry fills a cache line");
+
+/* A completion ring's entry: the answer to one request. */
+struct rig_proxy_completion {
+  uint64_t tag;    /* the request's tag */
+  int32_t status;  /* a rig_status_t: RIG_OK, or why the request failed */
+  uint32_t flags;  /* zero: no flag is defined yet */
+  uint64_t value;  /* the request's answer (enum rig_proxy_opcode) */
+  uint64_t detail; /* RIG_ENOMEM: the bytes asked for; zero otherwise */
+};
+RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_completion) == 32,
+                        "two completions fill a cache line");
+
+/* The ring segment: a client's submission ring and completion ring, then
+ * its payload arena, which holds what does not fit an entry.  Each ring is
+ * its header followed by its slots; every offset is a multiple of the cache
+ * line, every capacity a power of two.  rigd writes this header once, as it
+ * makes the segment, and keeps its own copy of the layout. */
+struct rig_proxy_ring_segment {
+  struct rig_proxy_segment_header segment; /* magic RIG_PROXY_MAGIC_RING */
+  uint32_t submission_entries;             /* the submission ring's capacity */
+  uint32_t completion_entries;             /* the completion ring's capacity */
+  uint64_t submission_offset;              /* its rig_proxy_ring_header */
+  uint64_t submission_slots;               /* its rig_proxy_entry slots */
+  uint64_t completion_offset;              /* its rig_proxy_ring_header */
+  uint64_t completion_slots;               /* its rig_proxy_completion slots */
+  uint64_t payload_offset;                 /* the payload arena */
+  uint64_t payload_bytes;                  /* the arena's size */
+};
+
+/* The handshake, on the Unix stream socket: the client sends a hello; rigd
+ * answers a welcome, then, if it admits the client, one device record per
+ * served device.  The welcome's message carries (SCM_RIGHTS) the fds of
+ * the device segment, the client's completion segment and its ring
+ * segment, in that order; a refusal carries none, and rigd closes the
+ * connection after it. */
+#define RIG_PROXY_MAGIC_HELLO 0x48474952u   /* "RIGH" */
+#define RIG_PROXY_MAGIC_WELCOME 0x57474952u /* "RIGW" */
+#define RIG_PROXY_SEGMENT_FDS 3
+#define RIG_PROXY_WHY_BYTES 160
+#define RIG_PROXY_NAME_BYTES 64
+
+struct rig_proxy_hello {
+  uint32_t magic;   /* RIG_PROXY_MAGIC_HELLO */
+  uint32_t version; /* RIG_PROXY_VERSION */
+};
+
+struct rig_proxy_welcome {
+  uint32_t magic;                /* RIG_PROXY_MAGIC_WELCOME */
+  uint32_t version;              /* rigd's RIG_PROXY_VERSION */
+  int32_t status;                /* RIG_OK, or RIG_EOPEN with why */
+  uint32_t device_count;         /* the device records that follow */
+  char why[RIG_PROXY_WHY_BYTES]; /* a refusal's reason, NUL-terminated */
+};
+
+/* A served device: what its proxies' facts take from it. */
+struct rig_proxy_device_record {
+  char name[RIG_PROXY_NAME_BYTES]; /* rigd's name of it, such as "SIM:0" */
+  char arch[RIG_PROXY_NAME_BYTES]; /* its rig_device_arch */
+  int64_t budget;                  /* its rig_budget when rigd opened it */
+  int64_t cache_bytes;             /* its rig_device_cache_bytes */
+  int64_t alignment;               /* its rig_device_alignment */
+};
+
+/* The device segment: the served devices' timeline words, in the order of
+ * the handshake's records, each on a cache line of its own; rigd writes
+ * them (release order) and clients map the segment read-only. */
+struct rig_proxy_device_segment {
+  struct rig_proxy_segment_header segment; /* magic RIG_PROXY_MAGIC_DEVICES */
+  uint32_t device_count;
+  uint32_t reserved;
+  uint64_t words_offset; /* word i at words_offset + i * RIG_PROXY_CACHE_LINE */
+};
+
+/* A client's completion segment: its proxies' timeline words, word i for
+ * the proxy that the client's i-th open made, each on a cache line of its
+ * own; rigd raises them (release order) as the proxies' values complete,
+ * and wakes futex waiters on the value's low 32 bits (its first four
+ * bytes: the host is little-endian).  The client maps the segment
+ * read-only. */
+struct rig_proxy_completion_segment {
+  struct rig_proxy_segment_header segment; /* magic RIG_PROXY_MAGIC_COMPLETION */
+  uint32_t word_count;
+  uint32_t reserved;
+  uint64_t words_offset; /* word i at words_offset + i * RIG_PROXY_CACHE_LINE */
+};
+
+/* A proxy's word in the completion segment. */
+struct rig_proxy_word {
+  uint64_t value; /* the proxy's last value done; never decreases */
+  uint32_t lost;  /* non-zero once the served device failed the proxy's work:
+                     the value then moves no more */
+  uint32_t reserved;
+};
+
+/* After the handshake, the client's socket carries host arenas: the
+ * client sends a request with a memfd of `bytes` bytes attached, sealed
+ * against shrinking (F_SEAL_SHRINK), and rigd answers with the handle by
+ * which copies name the arena's bytes.  rigd lets go of the arena once the
+ * client frees the handle (RIG_PROXY_OP_FREE) and no work needs it. */
+#define RIG_PROXY_MAGIC_ARENA 0x41474952u /* "RIGA" */
+
+struct rig_proxy_arena_request {
+  uint32_t magic; /* RIG_PROXY_MAGIC_ARENA */
+  uint32_t reserved;
+  uint64_t bytes;
+};
+
+struct rig_proxy_arena_reply {
+  uint32_t magic;  /* RIG_PROXY_MAGIC_ARENA */
+  int32_t status;  /* RIG_OK, RIG_EINVAL for a memfd that is not as stated */
+  uint64_t handle; /* the arena's handle */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIG_PROXY_PROTOCOL_H */

@@ -1,0 +1,77 @@
+// The completion thread of a client (completions.hpp).
+#include "completions.hpp"
+
+#include "ring.hpp"
+
+#include <atomic>
+#include <cstdio>
+
+namespace rigd {
+
+Completions::Completions(std::byte *words, const ServedDevices &served)
+    : words_(words), served_(served), thread_([this] { run(); }) {}
+
+Completions::~Completions() {
+  {
+    std::lock_guard g(mu_);
+    ending_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+rig_proxy_word *Completions::word(uint32_t proxy) const noexcept {
+  return reinterpret_cast<rig_proxy_word *>(words_ + std::size_t{proxy} * RIG_PROXY_CACHE_LINE);
+}
+
+void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points) {
+  {
+    std::lock_guard g(mu_);
+    values_.push_back({proxy, device, value, std::move(points)});
+  }
+  changed_.notify_all();
+}
+
+void Completions::fail(uint32_t proxy) {
+  rig_proxy_word *w = word(proxy);
+  std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_release);
+  rig::proxy::futex_wake(reinterpret_cast<uint32_t *>(&w->value), INT32_MAX);
+}
+
+std::vector<rig_point_t> Completions::pending(uint32_t proxy, uint64_t value) const {
+  std::lock_guard g(mu_);
+  std::vector<rig_point_t> points;
+  for (const Value &v : values_)
+    if (v.proxy == proxy && v.value <= value) points.insert(points.end(), v.points.begin(), v.points.end());
+  return points;
+}
+
+void Completions::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    changed_.wait(lock, [&] { return ending_ || !values_.empty(); });
+    if (values_.empty()) return;
+    const Value &v = values_.front();
+    uint32_t proxy = v.proxy;
+    size_t device = v.device;
+    uint64_t value = v.value;
+    std::vector<rig_point_t> points = v.points;
+    lock.unlock();
+    bool reached = true;
+    for (rig_point_t p : points) reached = rig_point_wait(p) == RIG_OK && reached;
+    rig_proxy_word *w = word(proxy);
+    if (!reached) {
+      std::fprintf(stderr, "rigd: a proxy's work failed: %s\n", rig_last_error());
+      std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_release);
+    } else if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) == 0) {
+      std::atomic_ref<uint64_t>(w->value).store(value, std::memory_order_release);
+    }
+    served_.publish_progress(device);
+    // The waiter sleeps on the value's low half (protocol.h).
+    rig::proxy::futex_wake(reinterpret_cast<uint32_t *>(&w->value), INT32_MAX);
+    lock.lock();
+    values_.pop_front();
+  }
+}
+
+}  // namespace rigd

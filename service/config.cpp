@@ -1,0 +1,119 @@
+// rigd's command line, config file and admission policy (config.hpp).
+#include "config.hpp"
+
+#include "service_path.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace rigd {
+
+namespace {
+
+std::string trim(std::string_view s) {
+  auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  auto last = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+std::vector<std::string> split_list(std::string_view s) {
+  std::vector<std::string> items;
+  while (!s.empty()) {
+    auto comma = s.find(',');
+    std::string item = trim(s.substr(0, comma));
+    if (!item.empty()) items.push_back(item);
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
+template <class Number>
+bool parse_number(const std::string &s, Number &out) {
+  auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return error == std::errc() && end == s.data() + s.size();
+}
+
+uid_t user_id(const std::string &name) {
+  uid_t id;
+  if (parse_number(name, id)) return id;
+  if (const passwd *pw = getpwnam(name.c_str())) return pw->pw_uid;
+  throw std::invalid_argument("no user " + name);
+}
+
+gid_t group_id(const std::string &name) {
+  gid_t id;
+  if (parse_number(name, id)) return id;
+  if (const group *gr = getgrnam(name.c_str())) return gr->gr_gid;
+  throw std::invalid_argument("no group " + name);
+}
+
+}  // namespace
+
+Options parse_arguments(std::span<char *const> args) {
+  Options o;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw std::invalid_argument(std::string(arg) + " needs a value");
+      return args[++i];
+    };
+    if (arg == "--socket") {
+      o.socket = value();
+    } else if (arg == "--devices") {
+      o.devices = split_list(value());
+      if (o.devices.empty()) throw std::invalid_argument("--devices names no device");
+    } else if (arg == "--config") {
+      o.config_file = value();
+    } else if (arg == "--foreground") {
+      o.foreground = true;
+    } else {
+      throw std::invalid_argument("unknown argument " + std::string(arg));
+    }
+  }
+  if (o.socket.empty()) o.socket = rig::proxy::service_socket_path();
+  return o;
+}
+
+Policy parse_config(std::istream &in) {
+  Policy p;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    auto where = [&] { return "line " + std::to_string(number) + ": "; };
+    std::string text = trim(line.substr(0, line.find('#')));
+    if (text.empty()) continue;
+    auto equals = text.find('=');
+    if (equals == std::string::npos) throw std::invalid_argument(where() + "not `key = value`");
+    std::string key = trim(std::string_view(text).substr(0, equals));
+    std::string value = trim(std::string_view(text).substr(equals + 1));
+    try {
+      if (key == "allow_users") {
+        for (const auto &name : split_list(value)) p.users.push_back(user_id(name));
+      } else if (key == "allow_groups") {
+        for (const auto &name : split_list(value)) p.groups.push_back(group_id(name));
+      } else if (key == "quota_bytes") {
+        if (!parse_number(value, p.quota_bytes) || p.quota_bytes < 0)
+          throw std::invalid_argument("quota_bytes is not a byte count: " + value);
+      } else {
+        throw std::invalid_argument("unknown key " + key);
+      }
+    } catch (const std::invalid_argument &e) {
+      throw std::invalid_argument(where() + e.what());
+    }
+  }
+  return p;
+}
+
+bool admits(const Policy &policy, uid_t uid, gid_t gid, std::span<const gid_t> groups) {
+  if (policy.users.empty() && policy.groups.empty()) return true;
+  auto listed = [](const auto &list, auto id) { return std::find(list.begin(), list.end(), id) != list.end(); };
+  if (listed(policy.users, uid) || listed(policy.groups, gid)) return true;
+  return std::any_of(groups.begin(), groups.end(), [&](gid_t g) { return listed(policy.groups, g); });
+}
+
+}  // namespace rigd

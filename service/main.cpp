@@ -1,0 +1,92 @@
+// rigd: the per-host service.  It opens the host's devices, as any rig
+// program does, and serves them to client processes through shared-memory
+// rings (DESIGN.md "The per-host service").
+//
+//   rigd [--socket PATH] [--devices LIST] [--config FILE] [--foreground]
+//
+// It runs until SIGTERM or SIGINT, then ends its sessions, closes its
+// devices, removes the socket it bound and exits 0.
+#include "config.hpp"
+#include "listener.hpp"
+#include "served.hpp"
+#include "session.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <list>
+#include <memory>
+#include <stdexcept>
+
+namespace {
+
+// The signals that end rigd, blocked in every thread and read from a
+// signalfd by the accept loop.
+sigset_t ending_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+rigd::Options options_of(int argc, char **argv) {
+  rigd::Options o = rigd::parse_arguments({argv, static_cast<size_t>(argc)});
+  if (!o.config_file.empty()) {
+    std::ifstream in(o.config_file);
+    if (!in) throw std::invalid_argument("cannot read " + o.config_file);
+    try {
+      o.policy = rigd::parse_config(in);
+    } catch (const std::invalid_argument &e) {
+      throw std::invalid_argument(o.config_file + ": " + e.what());
+    }
+  }
+  return o;
+}
+
+// Accepts clients until an ending signal arrives, a session each.
+void serve(const rigd::Listener &listener, int signals, const rigd::ServedDevices &served,
+           const rigd::Policy &policy) {
+  std::list<std::unique_ptr<rigd::Session>> sessions;
+  for (;;) {
+    pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {signals, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "poll");
+    }
+    if (fds[1].revents) break;
+    sessions.remove_if([](const auto &s) { return s->ended(); });
+    int client = accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (client >= 0) sessions.push_back(std::make_unique<rigd::Session>(client, served, policy));
+  }
+  for (auto &s : sessions) s->stop();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  try {
+    rigd::Options options = options_of(argc, argv);
+    sigset_t ending = ending_signals();
+    pthread_sigmask(SIG_BLOCK, &ending, nullptr);
+    int signals = signalfd(-1, &ending, SFD_CLOEXEC);
+    if (signals < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
+    rigd::ServedDevices served(options.devices);
+    rigd::Listener listener(options.socket);
+    std::fprintf(stderr, "rigd: serving %zu devices on %s\n", served.size(),
+                 listener.activated() ? "the socket systemd passed" : options.socket.c_str());
+    serve(listener, signals, served, options.policy);
+    close(signals);
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "rigd: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,43 @@
+// The poller of a client's rings (poller.hpp).
+#include "poller.hpp"
+
+#include <chrono>
+#include <thread>
+
+namespace rigd {
+
+using rig::proxy::RingStatus;
+
+namespace {
+
+// How long an idle poller sleeps before it looks at its stop flag again,
+// should a wake be lost to the race between that flag and the futex.
+constexpr int idle_sleep_ms = 200;
+
+}  // namespace
+
+PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, const std::atomic<bool> &stopping) {
+  auto submissions = rings.submission_consumer();
+  auto completions = rings.completion_producer();
+  while (!stopping.load(std::memory_order_acquire)) {
+    rig_proxy_entry entry;
+    RingStatus status = submissions.pop(entry);
+    if (status == RingStatus::empty) {
+      status = submissions.sleep(idle_sleep_ms);
+      if (status == RingStatus::breach) return PollerEnd::breach;
+      continue;
+    }
+    if (status == RingStatus::breach) return PollerEnd::breach;
+    rig_proxy_completion answer = requests.handle(entry);
+    while ((status = completions.push(answer)) == RingStatus::full) {
+      if (stopping.load(std::memory_order_acquire)) return PollerEnd::stopped;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    if (status == RingStatus::breach) return PollerEnd::breach;
+  }
+  return PollerEnd::stopped;
+}
+
+void wake_poller(const rig::proxy::RingSegment &rings) noexcept { rings.wake_submission_consumer(); }
+
+}  // namespace rigd

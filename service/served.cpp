@@ -1,0 +1,89 @@
+// The devices rigd serves (served.hpp).
+#include "served.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+
+namespace rigd {
+
+namespace {
+
+// Devices that stand for GPUs in tests, or are rigd's own host: served
+// only when named.
+bool served_by_default(const std::string &name) {
+  for (const char *prefix : {"CPU", "MEM:", "SIM:"})
+    if (name.rfind(prefix, 0) == 0) return false;
+  return true;
+}
+
+std::vector<std::string> default_names() {
+  std::vector<std::string> names;
+  rig_probe(
+      [](const char *name, const char *why, void *context) {
+        if (!why && served_by_default(name)) static_cast<std::vector<std::string> *>(context)->push_back(name);
+      },
+      &names);
+  return names;
+}
+
+void copy_text(char (&out)[RIG_PROXY_NAME_BYTES], const char *text) {
+  std::strncpy(out, text ? text : "", sizeof out - 1);
+  out[sizeof out - 1] = '\0';
+}
+
+// Word i follows the header's line, a line each (protocol.h).
+uint64_t *word_at(const Segment &segment, size_t i) {
+  return reinterpret_cast<uint64_t *>(segment.base() + (i + 1) * RIG_PROXY_CACHE_LINE);
+}
+
+}  // namespace
+
+ServedDevices::ServedDevices(const std::vector<std::string> &names) {
+  bool named = !names.empty();
+  std::vector<std::string> opening = named ? names : default_names();
+  for (const auto &name : opening) {
+    rig_device_t *d = nullptr;
+    if (rig_open(name.c_str(), nullptr, &d) == RIG_OK) {
+      devices_.emplace_back(d);
+    } else if (named) {
+      throw std::runtime_error("cannot open " + name + ": " + rig_last_error());
+    }
+  }
+  if (devices_.empty() && !named) {
+    for (const char *name : {"MEM:0", "MEM:1"}) {
+      rig_device_t *d = nullptr;
+      if (rig_open(name, nullptr, &d) == RIG_OK) devices_.emplace_back(d);
+    }
+  }
+  for (const auto &owned : devices_) {
+    rig_device_t *d = owned.get();
+    rig_proxy_device_record r{};
+    copy_text(r.name, rig_device_name(d));
+    copy_text(r.arch, rig_device_arch(d));
+    r.budget = rig_budget(d);
+    r.cache_bytes = rig_device_cache_bytes(d);
+    r.alignment = rig_device_alignment(d);
+    records_.push_back(r);
+  }
+  uint64_t bytes = RIG_PROXY_CACHE_LINE * (devices_.size() + 1);
+  segment_ = std::make_unique<Segment>("rigd-devices", bytes, ClientAccess::read_only);
+  rig_proxy_device_segment header{};
+  header.segment = {RIG_PROXY_MAGIC_DEVICES, RIG_PROXY_VERSION, bytes};
+  header.device_count = static_cast<uint32_t>(devices_.size());
+  header.words_offset = RIG_PROXY_CACHE_LINE;
+  std::memcpy(segment_->base(), &header, sizeof header);
+  for (size_t i = 0; i < devices_.size(); ++i) publish_progress(i);
+}
+
+void ServedDevices::publish_progress(size_t i) const noexcept {
+  uint64_t value = 0;
+  if (rig_signaled(devices_[i].get(), &value) != RIG_OK) return;
+  std::atomic_ref<uint64_t> word(*word_at(*segment_, i));
+  // Several threads publish: the word keeps the largest value read.
+  uint64_t seen = word.load(std::memory_order_relaxed);
+  while (seen < value && !word.compare_exchange_weak(seen, value, std::memory_order_release)) {
+  }
+}
+
+}  // namespace rigd

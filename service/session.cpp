@@ -1,0 +1,197 @@
+// One client's session (session.hpp).
+#include "session.hpp"
+
+#include "arenas.hpp"
+#include "client_objects.hpp"
+#include "completions.hpp"
+#include "poller.hpp"
+#include "protocol.h"
+#include "requests.hpp"
+#include "ring_segment.hpp"
+#include "segments.hpp"
+#include "socket_messages.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rigd {
+
+namespace {
+
+// Each client's rings and words: room for a burst of requests, and for the
+// completions of a full submission ring twice over.
+constexpr rig::proxy::RingSegmentShape ring_shape{256, 512, 1 << 20};
+constexpr uint32_t proxy_words = 64;
+// A client that connects and says nothing is dropped after this.
+constexpr int hello_timeout_s = 5;
+
+struct Peer {
+  uid_t uid;
+  gid_t gid;
+  std::vector<gid_t> groups;
+};
+
+std::optional<Peer> peer_of(int socket) {
+  ucred credentials{};
+  socklen_t length = sizeof credentials;
+  if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return std::nullopt;
+  Peer peer{credentials.uid, credentials.gid, {}};
+  // SO_PEERGROUPS answers ERANGE with the size it needs.
+  socklen_t bytes = 0;
+  getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, nullptr, &bytes);
+  peer.groups.resize(bytes / sizeof(gid_t));
+  if (!peer.groups.empty() && getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, peer.groups.data(), &bytes) != 0)
+    peer.groups.clear();
+  return peer;
+}
+
+rig_proxy_welcome welcome_of(int32_t status, uint32_t device_count, const std::string &why) {
+  rig_proxy_welcome w{};
+  w.magic = RIG_PROXY_MAGIC_WELCOME;
+  w.version = RIG_PROXY_VERSION;
+  w.status = status;
+  w.device_count = device_count;
+  std::snprintf(w.why, sizeof w.why, "%s", why.c_str());
+  return w;
+}
+
+void refuse(int socket, const std::string &why) {
+  rig_proxy_welcome w = welcome_of(RIG_EOPEN, 0, why);
+  rig::proxy::send_message(socket, std::as_bytes(std::span(&w, 1)));
+  std::fprintf(stderr, "rigd: refused a client: %s\n", why.c_str());
+}
+
+// The client's completion segment: the header, then a word a line.
+std::unique_ptr<Segment> completion_segment() {
+  uint64_t bytes = RIG_PROXY_CACHE_LINE * (proxy_words + 1);
+  auto segment = std::make_unique<Segment>("rigd-completion", bytes, ClientAccess::read_only);
+  rig_proxy_completion_segment header{};
+  header.segment = {RIG_PROXY_MAGIC_COMPLETION, RIG_PROXY_VERSION, bytes};
+  header.word_count = proxy_words;
+  header.words_offset = RIG_PROXY_CACHE_LINE;
+  std::memcpy(segment->base(), &header, sizeof header);
+  return segment;
+}
+
+// Answers the client's next message on the socket, a host arena's request.
+// false once the client closes the socket, or sends anything else.
+bool serve_arena_request(int socket, ClientObjects &objects) {
+  rig_proxy_arena_request request{};
+  int fd = -1;
+  size_t received = 0;
+  if (!rig::proxy::receive_message(socket, std::as_writable_bytes(std::span(&request, 1)), std::span(&fd, 1),
+                                   &received))
+    return false;
+  if (request.magic != RIG_PROXY_MAGIC_ARENA || request.reserved != 0) {
+    if (received) close(fd);
+    return false;
+  }
+  rig_proxy_arena_reply reply{RIG_PROXY_MAGIC_ARENA, RIG_EINVAL, 0};
+  rig_buffer_t *arena = nullptr;
+  if (received) {
+    reply.status = map_arena(fd, request.bytes, &arena);
+    close(fd);
+  }
+  if (reply.status == RIG_OK) reply.handle = objects.add(arena, 0);
+  return rig::proxy::send_message(socket, std::as_bytes(std::span(&reply, 1)));
+}
+
+}  // namespace
+
+Session::Session(int socket, const ServedDevices &served, const Policy &policy)
+    : socket_(socket), served_(served), policy_(policy), thread_([this] {
+        try {
+          serve();
+        } catch (const std::exception &e) {
+          std::fprintf(stderr, "rigd: a session ended: %s\n", e.what());
+        }
+      }) {}
+
+Session::~Session() {
+  stop();
+  thread_.join();
+  close(socket_);
+}
+
+void Session::stop() noexcept { shutdown(socket_, SHUT_RDWR); }
+
+void Session::serve() {
+  // However the session ends, the client sees its end of the socket close
+  // now, not once rigd reaps the session.
+  struct MarkEnded {
+    Session &session;
+    ~MarkEnded() {
+      session.stop();
+      session.ended_.store(true, std::memory_order_release);
+    }
+  } mark{*this};
+  if (!admit()) return;
+
+  auto layout = rig::proxy::lay_out_ring_segment(ring_shape);
+  auto completion = completion_segment();
+  Segment ring("rigd-rings", layout->segment.bytes, ClientAccess::read_write);
+  std::memcpy(ring.base(), &*layout, sizeof *layout);
+  if (!welcome(*completion, ring)) return;
+  run(rig::proxy::RingSegment(ring.base(), *layout), *completion);
+}
+
+bool Session::admit() {
+  timeval timeout{hello_timeout_s, 0};
+  setsockopt(socket_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  rig_proxy_hello hello{};
+  if (!rig::proxy::receive_message(socket_, std::as_writable_bytes(std::span(&hello, 1)))) return false;
+  std::string why;
+  auto peer = peer_of(socket_);
+  if (hello.magic != RIG_PROXY_MAGIC_HELLO || hello.version != RIG_PROXY_VERSION)
+    why = "the client speaks protocol version " + std::to_string(hello.version) + ", rigd speaks " +
+          std::to_string(RIG_PROXY_VERSION);
+  else if (!peer)
+    why = "rigd cannot read the client's credentials";
+  else if (!admits(policy_, peer->uid, peer->gid, peer->groups))
+    why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
+  if (why.empty()) return true;
+  refuse(socket_, why);
+  return false;
+}
+
+bool Session::welcome(const Segment &completion, const Segment &ring) {
+  auto w = welcome_of(RIG_OK, static_cast<uint32_t>(served_.size()), "");
+  std::vector<std::byte> message(sizeof w);
+  std::memcpy(message.data(), &w, sizeof w);
+  auto records = std::as_bytes(std::span(served_.records()));
+  message.insert(message.end(), records.begin(), records.end());
+  int fds[RIG_PROXY_SEGMENT_FDS] = {served_.segment().fd(), completion.fd(), ring.fd()};
+  return rig::proxy::send_message(socket_, message, fds);
+}
+
+void Session::run(const rig::proxy::RingSegment &rings, const Segment &completion) {
+  ClientObjects objects(policy_.quota_bytes);
+  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, served_);
+  Requests requests(served_, objects, completions, rings.payload(), proxy_words);
+  std::atomic<bool> stopping{false};
+  std::thread poller([&] {
+    if (run_poller(rings, requests, stopping) == PollerEnd::breach) {
+      std::fprintf(stderr, "rigd: a client broke the rings' protocol: disconnected\n");
+      stop();
+    }
+  });
+  timeval forever{0, 0};
+  setsockopt(socket_, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+  while (serve_arena_request(socket_, objects)) {
+  }
+  stopping.store(true, std::memory_order_release);
+  wake_poller(rings);
+  poller.join();
+  // completions, then objects, end here: the client's values are waited
+  // for, then its memory goes back to rig, which frees it once no work
+  // uses it.
+}
+
+}  // namespace rigd

@@ -1,0 +1,35 @@
+// The built rigd, started by a test on a socket of its own.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+// A running rigd; its end stops it (stop_rigd) and removes its directory.
+struct RigdProcess {
+  pid_t pid = -1;
+  std::string directory;  // a temporary directory of the test's
+  std::string socket;     // directory/rigd.sock
+
+  RigdProcess(pid_t p, std::string d, std::string s) : pid(p), directory(std::move(d)), socket(std::move(s)) {}
+  RigdProcess(RigdProcess &&other) noexcept
+      : pid(std::exchange(other.pid, -1)), directory(std::move(other.directory)), socket(std::move(other.socket)) {}
+  RigdProcess &operator=(RigdProcess &&) = delete;
+  ~RigdProcess();
+};
+
+// A temporary directory for a rigd's socket and files.
+std::string make_temporary_directory();
+
+// Starts rigd (RIGD_PATH) with --socket directory/rigd.sock --foreground and
+// arguments, and returns once it accepts connections.  With listen_fd >= 0
+// rigd gets that socket by activation (LISTEN_FDS) instead.  Fails the test
+// if rigd exits first.
+RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd = -1,
+                       std::string directory = make_temporary_directory());
+
+// Sends rigd SIGTERM and returns its wait status.  rigd also gets SIGTERM
+// if the test process dies first.
+int stop_rigd(RigdProcess &rigd);

@@ -1,0 +1,110 @@
+/* Tests of rigd's command line, config file and admission policy
+ * (service/config.hpp).
+ *
+ * No rule ID: rigd's configuration is the design's (DESIGN.md "The
+ * per-host service": SO_PEERCRED admission by policy; issue #8's config
+ * keys).  Asserts: the arguments and their errors; the socket path's
+ * defaults ($RIG_SERVICE, $XDG_RUNTIME_DIR/rig/rigd.sock,
+ * /run/rig/rigd.sock); config lines, comments and errors naming their
+ * line; a policy without lists admits everyone, one with lists only a
+ * listed uid, primary group or supplementary group. */
+#include "config.hpp"
+#include "service_path.hpp"
+
+#include <criterion/criterion.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace rigd;
+
+namespace {
+
+Options parse(std::vector<const char *> args) {
+  args.insert(args.begin(), "rigd");
+  return parse_arguments({const_cast<char *const *>(args.data()), args.size()});
+}
+
+bool refuses_arguments(std::vector<const char *> args) {
+  try {
+    parse(args);
+    return false;
+  } catch (const std::invalid_argument &) {
+    return true;
+  }
+}
+
+Policy config(const char *text) {
+  std::istringstream in(text);
+  return parse_config(in);
+}
+
+std::string config_error(const char *text) {
+  try {
+    config(text);
+  } catch (const std::invalid_argument &e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+Test(config, arguments) {
+  Options o = parse({"--socket", "/s/rigd.sock", "--devices", "SIM:0, MEM:0", "--config", "c.conf", "--foreground"});
+  cr_assert(o.socket == "/s/rigd.sock");
+  cr_assert(o.devices == (std::vector<std::string>{"SIM:0", "MEM:0"}));
+  cr_assert(o.config_file == "c.conf");
+  cr_assert(o.foreground);
+  cr_assert(refuses_arguments({"--socket"}), "a missing value");
+  cr_assert(refuses_arguments({"--devices", " , "}), "no device");
+  cr_assert(refuses_arguments({"--verbose"}), "an unknown argument");
+}
+
+Test(config, socket_path_defaults) {
+  setenv("RIG_SERVICE", "/a/rigd.sock", 1);
+  setenv("XDG_RUNTIME_DIR", "/run/user/7", 1);
+  cr_assert(parse({}).socket == "/a/rigd.sock");
+  setenv("RIG_SERVICE", "", 1);
+  cr_assert(rig::proxy::service_socket_path() == "/run/user/7/rig/rigd.sock");
+  unsetenv("XDG_RUNTIME_DIR");
+  cr_assert(rig::proxy::service_socket_path() == "/run/rig/rigd.sock");
+}
+
+Test(config, config_lines) {
+  Policy p = config(
+      "# who may connect\n"
+      "allow_users = 1000, 1001\n"
+      "\n"
+      "allow_groups = 0   # root's group\n"
+      "quota_bytes = 1048576\n");
+  cr_assert(p.users == (std::vector<uid_t>{1000, 1001}));
+  cr_assert(p.groups == (std::vector<gid_t>{0}));
+  cr_assert(p.quota_bytes == 1048576);
+  cr_assert(config("allow_users = root").users == (std::vector<uid_t>{0}), "a user by name");
+}
+
+Test(config, config_errors_name_their_line) {
+  cr_assert(config_error("\nallow_users 1000\n").starts_with("line 2: "));
+  cr_assert(config_error("colour = blue").find("unknown key colour") != std::string::npos);
+  cr_assert(config_error("quota_bytes = -1").starts_with("line 1: "));
+  cr_assert(config_error("quota_bytes = 12kb") != "");
+  cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
+}
+
+Test(config, policy_admits_listed_peers_only) {
+  Policy open;
+  cr_assert(admits(open, 1234, 1234, {}), "no lists: the socket's mode decides");
+  Policy p;
+  p.users = {1000};
+  p.groups = {50};
+  std::vector<gid_t> none, staff{20, 50};
+  cr_assert(admits(p, 1000, 1000, none), "a listed user");
+  cr_assert(admits(p, 2000, 50, none), "a listed primary group");
+  cr_assert(admits(p, 2000, 2000, staff), "a listed supplementary group");
+  cr_assert(!admits(p, 2000, 2000, none), "neither user nor group listed");
+  cr_assert(!admits(p, 0, 0, none), "root is not admitted unless listed");
+}

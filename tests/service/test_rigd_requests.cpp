@@ -1,0 +1,319 @@
+/* Tests of rigd's requests, through the rings and the socket as a client
+ * sends them (protocol.h): open, alloc, free, host arenas and hand-overs
+ * whose copies the served device runs, peer mappings.
+ *
+ * Rules: PROXY-03 (rigd runs the work and the proxy's timeline word, in
+ * the client's completion segment, advances as values are done; the
+ * device segment shows the served device's timeline), PROXY-10
+ * (a proxy's values start after its word's: the first hand-over is value
+ * 1), PROXY-39 (a hand-over's work follows the proxy's earlier values and
+ * the values it waits for), PROXY-80/PROXY-83 (the word holds the last
+ * value done and never decreases), PROXY-69 (map_peer of memory maps the
+ * object on the proxy's device as a new object, or answers none where the
+ * device cannot).  Also the design's trust rules
+ * (DESIGN.md "The per-host service"): a hand-over out of order, naming a
+ * handle the client does not hold, bytes outside a buffer, or a payload
+ * outside the arena, gets RIG_EINVAL and changes nothing; an arena not
+ * sealed against shrinking is refused; an alloc past the client's quota
+ * answers RIG_ENOMEM with the bytes; a client that goes with work in
+ * flight leaves rigd serving others and ending cleanly. */
+#include "handshake.hpp"
+#include "rigd_process.hpp"
+#include "ring_segment.hpp"
+#include "socket_messages.hpp"
+
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <type_traits>
+#include <vector>
+
+using namespace rig::proxy;
+
+namespace {
+
+constexpr int rig_ok = 0, rig_einval = -1, rig_enomem = -3;
+constexpr uint64_t arena_bytes = 1 << 16;
+
+template <class T>
+struct Mapping {
+  T *at = nullptr;
+  size_t bytes = 0;
+  Mapping(int fd, int protection) {
+    struct stat st;
+    cr_assert(fstat(fd, &st) == 0);
+    bytes = static_cast<size_t>(st.st_size);
+    void *p = mmap(nullptr, bytes, protection, MAP_SHARED, fd, 0);
+    cr_assert(p != MAP_FAILED);
+    at = static_cast<T *>(p);
+  }
+  ~Mapping() { munmap(const_cast<std::remove_const_t<T> *>(at), bytes); }
+};
+
+// A client of rigd speaking protocol.h by hand.
+struct Client {
+  ServiceConnection connection;
+  Mapping<std::byte> ring_memory;
+  Mapping<const std::byte> completion_memory;
+  rig_proxy_ring_segment layout;
+  RingProducer<rig_proxy_entry> submissions;
+  RingConsumer<rig_proxy_completion> completions;
+  PayloadArena payload;
+  uint64_t tag = 0;
+
+  explicit Client(const std::string &socket)
+      : connection(connect_to_rigd(socket)),
+        ring_memory(connection.ring_segment.get(), PROT_READ | PROT_WRITE),
+        completion_memory(connection.completion_segment.get(), PROT_READ),
+        layout(checked_layout()),
+        submissions(RingSegment(ring_memory.at, layout).submission_producer()),
+        completions(RingSegment(ring_memory.at, layout).completion_consumer()),
+        payload(RingSegment(ring_memory.at, layout).payload()) {}
+
+  rig_proxy_ring_segment checked_layout() const {
+    rig_proxy_ring_segment l;
+    std::memcpy(&l, ring_memory.at, sizeof l);
+    cr_assert(valid_ring_segment(l, ring_memory.bytes));
+    return l;
+  }
+
+  rig_proxy_completion request(rig_proxy_entry e) {
+    e.tag = ++tag;
+    cr_assert(submissions.push(e) == RingStatus::ok);
+    rig_proxy_completion c;
+    RingStatus status;
+    while ((status = completions.pop(c)) == RingStatus::empty) completions.sleep(1000);
+    cr_assert(status == RingStatus::ok && c.tag == e.tag);
+    return c;
+  }
+
+  uint64_t open(uint32_t device) {
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_OPEN;
+    e.device = device;
+    rig_proxy_completion c = request(e);
+    cr_assert(c.status == rig_ok, "open: %d", c.status);
+    return c.value;
+  }
+
+  rig_proxy_completion alloc(uint32_t proxy, uint64_t bytes) {
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_ALLOC;
+    e.device = proxy;
+    e.args[1] = bytes;
+    return request(e);
+  }
+
+  // Shares a new sealed memfd of arena_bytes, mapped here at *bytes.
+  uint64_t arena(std::byte **bytes, bool sealed = true) {
+    int fd = memfd_create("client-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    cr_assert(fd >= 0 && ftruncate(fd, arena_bytes) == 0);
+    if (sealed) cr_assert(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+    void *p = mmap(nullptr, arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    cr_assert(p != MAP_FAILED);
+    *bytes = static_cast<std::byte *>(p);
+    rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, arena_bytes};
+    cr_assert(send_message(connection.socket.get(), std::as_bytes(std::span(&r, 1)), std::span(&fd, 1)));
+    close(fd);
+    rig_proxy_arena_reply reply{};
+    cr_assert(receive_message(connection.socket.get(), std::as_writable_bytes(std::span(&reply, 1))));
+    cr_assert(reply.magic == RIG_PROXY_MAGIC_ARENA);
+    return reply.status == rig_ok ? reply.handle : 0;
+  }
+
+  // Hands over value of proxy: its waits and copies, as the payload at 0.
+  rig_proxy_completion hand_over(uint32_t proxy, uint64_t value, const std::vector<rig_proxy_wait> &waits,
+                                 const std::vector<rig_proxy_copy> &copies) {
+    rig_proxy_handover h{static_cast<uint32_t>(waits.size()), static_cast<uint32_t>(copies.size())};
+    std::vector<std::byte> bytes(sizeof h);
+    std::memcpy(bytes.data(), &h, sizeof h);
+    auto w = std::as_bytes(std::span(waits));
+    auto c = std::as_bytes(std::span(copies));
+    bytes.insert(bytes.end(), w.begin(), w.end());
+    bytes.insert(bytes.end(), c.begin(), c.end());
+    cr_assert(payload.copy_in(0, bytes));
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_HANDOVER;
+    e.device = proxy;
+    e.args[0] = value;
+    e.payload_offset = 0;
+    e.payload_bytes = static_cast<uint32_t>(bytes.size());
+    return request(e);
+  }
+
+  // Served device i's timeline word in the device segment.
+  uint64_t served_word(size_t i) const {
+    Mapping<const std::byte> devices(connection.device_segment.get(), PROT_READ);
+    rig_proxy_device_segment h;
+    std::memcpy(&h, devices.at, sizeof h);
+    auto *word = const_cast<uint64_t *>(
+        reinterpret_cast<const uint64_t *>(devices.at + h.words_offset + i * RIG_PROXY_CACHE_LINE));
+    return std::atomic_ref<uint64_t>(*word).load(std::memory_order_acquire);
+  }
+
+  const rig_proxy_word *word(uint64_t proxy) const {
+    rig_proxy_completion_segment h;
+    std::memcpy(&h, completion_memory.at, sizeof h);
+    return reinterpret_cast<const rig_proxy_word *>(completion_memory.at + h.words_offset +
+                                                    proxy * RIG_PROXY_CACHE_LINE);
+  }
+
+  // Waits until proxy's word reaches value: reads it, then sleeps on the
+  // futex of its low half.
+  void wait_for(uint64_t proxy, uint64_t value) const {
+    const rig_proxy_word *w = word(proxy);
+    auto *v = const_cast<uint64_t *>(&w->value);
+    for (;;) {
+      uint64_t seen = std::atomic_ref<uint64_t>(*v).load(std::memory_order_acquire);
+      if (seen >= value) return;
+      cr_assert(std::atomic_ref<uint32_t>(const_cast<uint32_t &>(w->lost)).load() == 0, "the proxy is lost");
+      futex_wait(reinterpret_cast<uint32_t *>(v), static_cast<uint32_t>(seen), 1000);
+    }
+  }
+};
+
+rig_proxy_copy copy(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset, uint64_t bytes) {
+  return {src, src_offset, dst, dst_offset, bytes};
+}
+
+}  // namespace
+
+Test(rigd_requests, hand_overs_move_bytes_on_the_served_device, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0,MEM:0"});
+  Client client(rigd.socket);
+  uint64_t sim = client.open(0);
+  uint64_t mem = client.open(1);
+  cr_assert(sim != mem);
+  cr_assert(client.word(sim)->value == 0, "PROXY-10: the word starts at 0");
+
+  rig_proxy_completion a = client.alloc(static_cast<uint32_t>(sim), 4096);
+  cr_assert(a.status == rig_ok);
+  std::byte *arena;
+  uint64_t host = client.arena(&arena);
+  cr_assert(host != 0);
+  for (int i = 0; i < 4096; ++i) arena[i] = std::byte(i * 7);
+
+  // Value 1 copies the arena into the sim's memory, value 2 back to the
+  // arena's second page, after value 1 (PROXY-39).
+  cr_assert(client.hand_over(sim, 1, {}, {copy(host, 0, a.value, 0, 4096)}).status == rig_ok);
+  cr_assert(client.hand_over(sim, 2, {}, {copy(a.value, 0, host, 8192, 4096)}).status == rig_ok);
+  client.wait_for(sim, 2);
+  cr_assert(std::memcmp(arena, arena + 8192, 4096) == 0, "PROXY-03: the bytes went there and back");
+  cr_assert(client.served_word(0) >= 1, "the device segment shows the sim's timeline moved");
+
+  // The MEM proxy's value 1 waits for the sim's value 2, then copies.
+  rig_proxy_wait after_sim{static_cast<uint32_t>(sim), 0, 2};
+  cr_assert(client.hand_over(mem, 1, {after_sim}, {copy(host, 8192, host, 16384, 4096)}).status == rig_ok);
+  client.wait_for(mem, 1);
+  cr_assert(std::memcmp(arena, arena + 16384, 4096) == 0);
+  cr_assert(client.word(sim)->value == 2, "PROXY-83: the word holds the last value");
+}
+
+Test(rigd_requests, bad_hand_overs_answer_einval_and_change_nothing, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  Client client(rigd.socket);
+  uint64_t sim = client.open(0);
+  rig_proxy_completion a = client.alloc(static_cast<uint32_t>(sim), 4096);
+  std::byte *arena;
+  uint64_t host = client.arena(&arena);
+  cr_assert(client.hand_over(sim, 2, {}, {}).status == rig_einval, "value 2 before value 1");
+  cr_assert(client.hand_over(sim, 1, {}, {copy(999, 0, a.value, 0, 16)}).status == rig_einval, "no such handle");
+  cr_assert(client.hand_over(sim, 1, {}, {copy(host, arena_bytes - 8, a.value, 0, 16)}).status == rig_einval,
+            "bytes past the arena's end");
+  cr_assert(client.hand_over(sim, 1, {{static_cast<uint32_t>(sim), 0, 5}}, {}).status == rig_einval,
+            "a wait for a value never handed over");
+  rig_proxy_entry outside{};
+  outside.opcode = RIG_PROXY_OP_HANDOVER;
+  outside.device = static_cast<uint32_t>(sim);
+  outside.args[0] = 1;
+  outside.payload_offset = static_cast<uint32_t>(client.layout.payload_bytes - 4);
+  outside.payload_bytes = 8;
+  cr_assert(client.request(outside).status == rig_einval, "a payload outside the arena");
+  cr_assert(client.hand_over(sim, 1, {}, {copy(host, 0, a.value, 0, 16)}).status == rig_ok,
+            "value 1 is still the next");
+  client.wait_for(sim, 1);
+  rig_proxy_entry unknown_free{};
+  unknown_free.opcode = RIG_PROXY_OP_FREE;
+  unknown_free.args[0] = 12345;
+  cr_assert(client.request(unknown_free).status == rig_einval);
+  rig_proxy_entry free_a = unknown_free;
+  free_a.args[0] = a.value;
+  cr_assert(client.request(free_a).status == rig_ok);
+  cr_assert(client.hand_over(sim, 2, {}, {copy(host, 0, a.value, 0, 16)}).status == rig_einval,
+            "a freed handle names nothing");
+}
+
+Test(rigd_requests, an_unsealed_arena_is_refused, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  Client client(rigd.socket);
+  std::byte *arena;
+  cr_assert(client.arena(&arena, false) == 0);
+}
+
+Test(rigd_requests, alloc_past_the_quota_answers_enomem, .timeout = 60) {
+  std::string directory = make_temporary_directory();
+  std::ofstream(directory + "/rigd.conf") << "quota_bytes = 1048576\n";
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0", "--config", directory + "/rigd.conf"}, -1, directory);
+  Client client(rigd.socket);
+  uint32_t mem = static_cast<uint32_t>(client.open(0));
+  cr_assert(client.alloc(mem, 1 << 19).status == rig_ok);
+  rig_proxy_completion over = client.alloc(mem, 1 << 20);
+  cr_assert(over.status == rig_enomem && over.detail == 1 << 20, "status %d, detail %lu", over.status,
+            static_cast<unsigned long>(over.detail));
+  cr_assert(client.alloc(mem, 1 << 19).status == rig_ok, "the quota's last bytes");
+}
+
+Test(rigd_requests, a_client_gone_with_work_in_flight_leaves_rigd_serving, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  {
+    Client gone(rigd.socket);
+    uint32_t sim = static_cast<uint32_t>(gone.open(0));
+    uint64_t a = gone.alloc(sim, 1 << 20).value;
+    uint64_t b = gone.alloc(sim, 1 << 20).value;
+    for (uint64_t v = 1; v <= 8; ++v)
+      cr_assert(gone.hand_over(sim, v, {}, {copy(v % 2 ? a : b, 0, v % 2 ? b : a, 0, 1 << 20)}).status == rig_ok);
+  }  // the socket closes with the copies queued
+  Client next(rigd.socket);
+  uint32_t sim = static_cast<uint32_t>(next.open(0));
+  cr_assert(next.alloc(sim, 4096).status == rig_ok, "rigd serves the next client");
+  int status = stop_rigd(rigd);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rigd ends cleanly once the gone client's work is done");
+}
+
+Test(rigd_requests, map_peer_maps_memory_where_the_device_reaches_it, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0,SIM:1,MEM:0"});
+  Client client(rigd.socket);
+  uint32_t sim0 = static_cast<uint32_t>(client.open(0));
+  uint32_t sim1 = static_cast<uint32_t>(client.open(1));
+  uint32_t mem = static_cast<uint32_t>(client.open(2));
+  uint64_t theirs = client.alloc(sim1, 4096).value;
+  rig_proxy_entry e{};
+  e.opcode = RIG_PROXY_OP_MAP_PEER;
+  e.device = sim0;
+  e.args[0] = theirs;
+  rig_proxy_completion mapped = client.request(e);
+  cr_assert(mapped.status == rig_ok && mapped.value != 0,
+            "PROXY-69: a sim maps another sim's memory as a new object");
+  e.device = mem;
+  rig_proxy_completion unmapped = client.request(e);
+  cr_assert(unmapped.status == rig_ok && unmapped.value == 0, "PROXY-69: None where the device cannot map it");
+  e.args[0] = 4242;
+  cr_assert(client.request(e).status == rig_einval, "no such handle");
+
+  // SIM:0 writes through its mapping; SIM:1 reads its own memory after.
+  std::byte *arena;
+  uint64_t host = client.arena(&arena);
+  for (int i = 0; i < 4096; ++i) arena[i] = std::byte(i * 13);
+  cr_assert(client.hand_over(sim0, 1, {}, {copy(host, 0, mapped.value, 0, 4096)}).status == rig_ok);
+  cr_assert(client.hand_over(sim1, 1, {{sim0, 0, 1}}, {copy(theirs, 0, host, 4096, 4096)}).status == rig_ok);
+  client.wait_for(sim1, 1);
+  cr_assert(std::memcmp(arena, arena + 4096, 4096) == 0, "the mapping is the same memory");
+}
