@@ -328,6 +328,12 @@ rig_status_t rig_submission_take(rig_submission_t *s, rig_run_t **out) {
     const void *me = this_thread_token();
     {
       Guard g(s->runs_mu);
+      // A run that holds no bytes is never taken (SUB-36): every take of
+      // such a submission gives its one run.
+      if (s->blocks.empty() && !s->runs.empty()) {
+        *out = s->runs.front().get();
+        return RIG_OK;
+      }
       while (!s->free_runs.empty()) {
         rig_run_t *r = s->free_runs.back();
         s->free_runs.pop_back();
@@ -347,7 +353,7 @@ rig_status_t rig_submission_take(rig_submission_t *s, rig_run_t **out) {
     r->fills.resize(s->blocks.size());
     r->params.resize(s->params_bytes);
     clear_run(r.get());
-    r->owner.store(me, std::memory_order_release);
+    if (!s->blocks.empty()) r->owner.store(me, std::memory_order_release);
     Guard g(s->runs_mu);
     s->runs.push_back(std::move(r));
     *out = s->runs.back().get();

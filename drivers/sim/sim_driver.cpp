@@ -120,7 +120,7 @@ struct Engine {
   uint64_t hang_value = UINT64_MAX;
   std::string fault_why;
   bool faulted = false;
-  int fail_submits = 0, fail_commits = 0, sleeps_raise = 0, allocs_fail = 0;
+  int fail_submits = 0, fail_commits = 0, sleeps_raise = 0, allocs_fail = 0, entries_refuse = 0;
   // The queues' growth (grow_every): room answers RIG_GROW every nth submit
   // until grow is called.
   int grow_every = 0, rooms = 0;
@@ -385,7 +385,7 @@ class SimDevice final : public DriverDevice {
     }
     inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
                set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock,
-               calls_unmasked, breaches};
+               calls_unmasked, breaches, entries_refuse};
     facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
     std::thread(run, engine_).detach();
     std::thread(run_copies, engine_).detach();
@@ -487,6 +487,13 @@ class SimDevice final : public DriverDevice {
     e.enter("entry");
     Leave leave{e};
     check_loaded(image, "entry");
+    {
+      std::lock_guard<std::mutex> g(e.mu);
+      if (e.entries_refuse > 0) {
+        e.entries_refuse--;
+        throw std::invalid_argument("injected: " + name + " needs more than the sim offers");
+      }
+    }
     return host_image_entry(image, name);
   }
   void unload(Image image) override {
@@ -682,6 +689,7 @@ class SimDevice final : public DriverDevice {
   static void fail_submits(void *d, int n) { locked(d, [&](Engine &e) { e.fail_submits = n; }); }
   static void fail_commits(void *d, int n) { locked(d, [&](Engine &e) { e.fail_commits = n; }); }
   static void sleeps_raise(void *d, int n) { locked(d, [&](Engine &e) { e.sleeps_raise = n; }); }
+  static void entries_refuse(void *d, int n) { locked(d, [&](Engine &e) { e.entries_refuse = n; }); }
   static void allocs_fail(void *d, int n, int raise) {
     locked(d, [&](Engine &e) {
       e.allocs_fail = n;

@@ -54,6 +54,9 @@ typedef struct rig_sim_inject {
    * prepared and resolved only while loaded; no counted call after the
    * stop; one stop, with no counted call under way. */
   const char *(*breaches)(void *device, int64_t *count);
+  /* The next n entry calls answer that the device cannot run the function
+   * (std::invalid_argument, which loses nothing: ERR-22). */
+  void (*entries_refuse)(void *device, int n);
 } rig_sim_inject_t;
 
 #ifdef __cplusplus

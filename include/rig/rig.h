@@ -781,7 +781,9 @@ int64_t rig_submission_block(const rig_submission_t *s, size_t part);
 /* *out is a run of s taken by the calling thread: each launch's grid is
  * 0 x 0 x 0 groups of 0 x 0 x 0 threads with no shared memory and its
  * parameters are zero; each fill's value is its part's.  A run lives as
- * long as s; rig_submit frees it.  RIG_EINVAL if s or out is NULL. */
+ * long as s; rig_submit frees it.  A submission without launches and
+ * fills has one run, which holds no bytes: no take holds it, and each
+ * take gives it.  RIG_EINVAL if s or out is NULL. */
 rig_status_t rig_submission_take(rig_submission_t *s, rig_run_t **out);
 /* The submission r is a run of. */
 rig_submission_t *rig_run_submission(const rig_run_t *r);

@@ -4,7 +4,7 @@
  * RIG_EIMAGE with the linker's reason, which must name what it refused.
  *
  * Asserts: LINK-04, LINK-06, LINK-07, LINK-08, LINK-09, LINK-10, LINK-11,
- *   LINK-13, LINK-14, LINK-15, LINK-18, DEV-37, TL-03.
+ *   LINK-13, LINK-14, LINK-15, LINK-18, DEV-37, TL-03, ERR-22.
  *
  * Not reached here: LINK-16, LINK-17, LINK-19 and the relocations'
  * formulas (LINK-23..33) need objects the linker's own suites build field
@@ -138,6 +138,25 @@ Test(images, a_load_on_a_sim_device_assigns_a_value) {
                (unsigned long long)(rig_submitted(sim) - before));
   cr_assert(rig_image_device(image) == sim);
   function_of(image, "add");
+  rig_image_unref(image);
+  CHECK_OK(rig_close(sim));
+}
+
+Test(images, a_function_the_device_cannot_run_loses_nothing) {
+  /* ERR-22: the sim's entry answers once that it cannot run add (the
+   * driver's invalid_argument); resolve answers RIG_EINVAL with the
+   * driver's reason, the device is not lost, and the next resolve runs. */
+  rig_device_t *sim = open_with("SIM:31", "latency_us=0");
+  const rig_sim_inject_t *inj = sim_inject(sim);
+  rig_image_t *image = load_kernels(sim, LINK_KERNEL("add"));
+  inj->entries_refuse(inj->device, 1);
+  rig_function_t *f = NULL;
+  CHECK_FAILS(RIG_EINVAL, rig_image_resolve(image, "add", &f), "ERR-22: a function the sim cannot run");
+  assert_mentions(rig_last_error(), "needs more than the sim offers");
+  cr_assert_null(f);
+  cr_assert_null(rig_lost(sim), "ERR-22: the refusal lost %s", rig_device_name(sim));
+  CHECK_OK(rig_image_resolve(image, "add", &f));
+  cr_assert_not_null(f, "the device serves the next resolve");
   rig_image_unref(image);
   CHECK_OK(rig_close(sim));
 }
