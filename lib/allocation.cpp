@@ -301,6 +301,17 @@ Allocation *wrap_caller_memory(void *p, int64_t n, rig_release_fn release, void 
   return a;
 }
 
+Allocation *wrap_foreign_region(rig_device_t *d, Region r, int64_t n) {
+  auto *a = new Allocation();
+  a->owner = d;
+  a->region = r;
+  a->loc = d->drv->locate(r);
+  a->bytes = n;
+  a->foreign = true;
+  d->holdings.fetch_add(1);
+  return a;
+}
+
 Allocation *wrap_io_region(rig_device_t *d, void *region, rig_access_t access, int64_t n) {
   auto *a = new Allocation();
   a->owner = d;
@@ -389,7 +400,8 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
     m->loc.address = a->host;
   } else if (a->host) {
     // A device that maps host memory maps memory that starts on a page.
-    if (!d->facts.maps_host || reinterpret_cast<uintptr_t>(a->host) % 4096 != 0) return nullptr;
+    bool maps = d->facts.maps_host || (d->facts.maps_staging && a->staging);
+    if (!maps || reinterpret_cast<uintptr_t>(a->host) % 4096 != 0) return nullptr;
     m->region = driver_call(d, true, [&] { return d->drv->map_host(a->host, whole_words(a->bytes)); });
     if (!m->region) return nullptr;
     m->loc = d->drv->locate(m->region);
@@ -475,7 +487,7 @@ void move_collected(rig_device_t *d) {
     d->collected.insert(d->collected.end(), waiting.begin(), waiting.end());
   }
   for (Allocation *a : done) {
-    bool cache = a->region && !a->release && !d->is_lost() && !d->is_io() && !a->outside_claims.load() &&
+    bool cache = a->region && !a->release && !a->foreign && !d->is_lost() && !d->is_io() && !a->outside_claims.load() &&
                  a->charged_to->allocated.load() <= a->charged_to->budget.load();
     if (cache) {
       Guard g(d->reclaim_mu);

@@ -63,6 +63,8 @@ struct Allocation {
   rig_access_t access = RIG_ACCESS_READ_WRITE;
   bool collected = false;                // on its owner's collected list (mu)
   bool memory_moved = false;             // its memory went to the cache or driver (mu)
+  bool foreign = false;              // another process allocated it: never cached
+  bool staging = false;              // the host's staging memory (staging.cpp)
   rig_release_fn release = nullptr;  // caller memory
   void *release_context = nullptr;
 
@@ -114,6 +116,11 @@ bool stamps_reached(Allocation *a, bool write);
 Allocation *allocate(rig_device_t *d, int64_t n, Memory m);
 // An allocation over the caller's memory on the host.
 Allocation *wrap_caller_memory(void *p, int64_t n, rig_release_fn release, void *context);
+// An allocation over region r of d's memory, n bytes, that another process
+// allocated (a proxy's import): charged to no budget, never cached, and
+// given back to d's driver once no buffer over it remains and its work is
+// done.
+Allocation *wrap_foreign_region(rig_device_t *d, Region r, int64_t n);
 // An allocation over region, memory of the io device d, outside the claims.
 Allocation *wrap_io_region(rig_device_t *d, void *region, rig_access_t access, int64_t n);
 // An empty allocation on d: allocates nothing.

@@ -40,6 +40,10 @@ struct Facts {
   std::optional<int64_t> hang_ms;    // where no kernel timeout bounds work
   std::optional<int> numa_node;      // the host NUMA node nearest the device
   bool maps_host = false;            // map_host maps host pages for the work
+  // map_host maps rig's staging memory for copies, though the device does
+  // not reach host memory at large (maps_host false): a proxy, whose
+  // service maps the host blocks the process shares with it.
+  bool maps_staging = false;
   bool host_addresses = false;       // the host addresses Device memory
   bool runs_on_host = false;         // work is this process's code
   bool may_block = false;            // room/submit/commit may block

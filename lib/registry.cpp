@@ -50,8 +50,13 @@ Registry &registry() {
 }  // namespace
 
 Driver *driver_of_prefix(const std::string &name) {
+  // NAME@MACHINE names a device of another machine's agent, which the
+  // driver of prefix "@MACHINE" opens as a proxy ("@rigd": the service).
+  auto at = name.rfind('@');
   auto colon = name.find(':');
-  std::string prefix = colon == std::string::npos ? name : name.substr(0, colon);
+  std::string prefix = at != std::string::npos       ? name.substr(at)
+                       : colon == std::string::npos ? name
+                                                    : name.substr(0, colon);
   Registry &r = registry();
   std::lock_guard<std::mutex> g(r.mu);
   for (Driver *d : r.drivers)

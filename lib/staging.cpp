@@ -56,6 +56,7 @@ Chunk &new_chunk(Pool &p, std::unique_lock<std::mutex> &g, int node) {
   Allocation *a;
   try {
     a = allocate(host(), kStagingBytes, Memory::Device);
+    a->staging = true;
     place_on_node(a, node);
   } catch (...) {
     g.lock();

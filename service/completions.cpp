@@ -24,6 +24,11 @@ rig_proxy_word *Completions::word(uint32_t proxy) const noexcept {
   return reinterpret_cast<rig_proxy_word *>(words_ + std::size_t{proxy} * RIG_PROXY_CACHE_LINE);
 }
 
+void Completions::start(uint32_t proxy, uint64_t value) {
+  rig_proxy_word *w = word(proxy);
+  std::atomic_ref<uint64_t>(w->value).store(value, std::memory_order_release);
+}
+
 void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points) {
   {
     std::lock_guard g(mu_);

@@ -26,6 +26,9 @@ class Completions {
   Completions(const Completions &) = delete;
   Completions &operator=(const Completions &) = delete;
 
+  // Sets a new proxy's word to value, the value its timeline starts after.
+  void start(uint32_t proxy, uint64_t value);
+
   // proxy's value is the work of points on served device `device`: once
   // every point is reached, and every earlier value of any proxy is done,
   // the thread raises the proxy's word to value (release order) and wakes

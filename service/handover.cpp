@@ -1,4 +1,4 @@
-// A hand-over's payload and its copies (handover.hpp).
+// A hand-over's payload and its parts (handover.hpp).
 #include "handover.hpp"
 
 #include <cstdint>
@@ -9,16 +9,62 @@ namespace rigd {
 
 namespace {
 
-// A view of bytes bytes of the handle's buffer from offset, or NULL.
-rig_buffer_t *view_of(const ClientObjects &objects, uint64_t handle, uint64_t offset, uint64_t bytes) {
-  rig_buffer_t *whole = objects.get(handle);
-  if (!whole) return nullptr;
-  uint64_t size = static_cast<uint64_t>(rig_buffer_bytes(whole));
+// Whether rows rows of width bytes, pitch apart, from offset lie inside
+// size bytes, with no overflow on the way.
+bool rows_fit(uint64_t offset, uint64_t width, uint64_t rows, uint64_t pitch, uint64_t size) {
+  if (width == 0 || rows == 0 || offset > size) return false;
+  if (rows > 1 && pitch < width) return false;
+  uint64_t room = size - offset;
+  if (width > room) return false;
+  // The last row starts (rows - 1) * pitch after the first.
+  return rows == 1 || (pitch <= (room - width) / (rows - 1));
+}
+
+// Every field a part's kind does not use is zero, and its sides fit.
+bool part_fits(const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) {
+  auto size = [](rig_buffer_t *b) { return static_cast<uint64_t>(rig_buffer_bytes(b)); };
+  if (p.width > INT64_MAX || p.rows > INT64_MAX || p.src_pitch > INT64_MAX || p.dst_pitch > INT64_MAX)
+    return false;
+  if (p.kind == RIG_PROXY_PART_FILL)
+    return p.value <= UINT8_MAX && p.src == 0 && p.src_offset == 0 && p.src_pitch == 0 &&
+           p.dst_pitch == p.width && p.width <= INT64_MAX / p.rows &&
+           rows_fit(p.dst_offset, p.width * p.rows, 1, 0, size(dst));
+  return p.value == 0 && rows_fit(p.src_offset, p.width, p.rows, p.src_pitch, size(src)) &&
+         rows_fit(p.dst_offset, p.width, p.rows, p.dst_pitch, size(dst));
+}
+
+// A view of the bytes rows rows of width bytes, pitch apart, span from
+// offset (part_fits checked them), or NULL where rig refuses it.
+rig_buffer_t *extent_view(rig_buffer_t *b, uint64_t offset, uint64_t width, uint64_t rows, uint64_t pitch) {
+  uint64_t extent = (rows - 1) * pitch + width;
   rig_buffer_t *view = nullptr;
-  if (offset <= size && bytes <= size - offset)
-    rig_buffer_view(whole, static_cast<int64_t>(offset), static_cast<int64_t>(bytes), &view);
-  rig_buffer_unref(whole);
+  rig_buffer_view(b, static_cast<int64_t>(offset), static_cast<int64_t>(extent), &view);
   return view;
+}
+
+// Runs a copy part between views of the bytes it spans on each side: the
+// client's buffers share no byte, and views of what each side spans share
+// none either, where the whole memory behind two handles may be one.
+rig_status_t submit_copy_part(const HeldPart &h, const std::vector<rig_point_t> &waits, rig_point_t &done) {
+  const rig_proxy_part &p = h.part;
+  rig_buffer_t *src = extent_view(h.src, p.src_offset, p.width, p.rows, p.src_pitch);
+  rig_buffer_t *dst = extent_view(h.dst, p.dst_offset, p.width, p.rows, p.dst_pitch);
+  rig_box_t box{0, 0, static_cast<int64_t>(p.width), static_cast<int64_t>(p.rows), static_cast<int64_t>(p.src_pitch),
+                static_cast<int64_t>(p.dst_pitch)};
+  rig_status_t status = src && dst ? rig_buffer_submit_copy(src, dst, &box, 1, waits.data(), waits.size(), &done)
+                                   : RIG_EINVAL;
+  rig_buffer_unref(src);
+  rig_buffer_unref(dst);
+  return status;
+}
+
+rig_status_t submit_fill_part(const HeldPart &h, const std::vector<rig_point_t> &waits, rig_point_t &done) {
+  const rig_proxy_part &p = h.part;
+  rig_buffer_t *dst = extent_view(h.dst, p.dst_offset, p.width * p.rows, 1, 0);
+  rig_status_t status = dst ? rig_buffer_submit_fill(dst, static_cast<uint8_t>(p.value), waits.data(), waits.size(), &done)
+                            : RIG_EINVAL;
+  rig_buffer_unref(dst);
+  return status;
 }
 
 }  // namespace
@@ -30,45 +76,47 @@ std::optional<Handover> read_handover(const rig::proxy::PayloadArena &payload, u
   payload.copy_out(offset, copy);
   std::memcpy(&header, copy.data(), sizeof header);
   uint64_t waits_bytes = uint64_t{header.wait_count} * sizeof(rig_proxy_wait);
-  uint64_t copies_bytes = uint64_t{header.copy_count} * sizeof(rig_proxy_copy);
-  if (sizeof header + waits_bytes + copies_bytes != bytes) return std::nullopt;
+  uint64_t parts_bytes = uint64_t{header.part_count} * sizeof(rig_proxy_part);
+  if (sizeof header + waits_bytes + parts_bytes != bytes) return std::nullopt;
   Handover h;
   h.waits.resize(header.wait_count);
-  h.copies.resize(header.copy_count);
+  h.parts.resize(header.part_count);
   // An empty vector's data() may be NULL, which memcpy may not take.
   if (waits_bytes) std::memcpy(h.waits.data(), copy.data() + sizeof header, waits_bytes);
-  if (copies_bytes) std::memcpy(h.copies.data(), copy.data() + sizeof header + waits_bytes, copies_bytes);
+  if (parts_bytes) std::memcpy(h.parts.data(), copy.data() + sizeof header + waits_bytes, parts_bytes);
   return h;
 }
 
-HeldCopies::~HeldCopies() {
-  for (const Sides &s : sides_) {
-    rig_buffer_unref(s.src);
-    rig_buffer_unref(s.dst);
+HeldParts::~HeldParts() {
+  for (const HeldPart &p : parts_) {
+    rig_buffer_unref(p.src);
+    rig_buffer_unref(p.dst);
   }
 }
 
-bool hold_copies(const ClientObjects &objects, const std::vector<rig_proxy_copy> &copies, HeldCopies &held) {
-  for (const rig_proxy_copy &c : copies) {
-    if (c.bytes == 0) return false;
-    rig_buffer_t *src = view_of(objects, c.src, c.src_offset, c.bytes);
-    rig_buffer_t *dst = view_of(objects, c.dst, c.dst_offset, c.bytes);
-    if (!src || !dst) {
+bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held) {
+  for (const rig_proxy_part &p : parts) {
+    if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL) return false;
+    rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src) : nullptr;
+    rig_buffer_t *dst = objects.get(p.dst);
+    HeldPart h{p, src, dst};
+    bool sides = dst && (p.kind == RIG_PROXY_PART_FILL || src);
+    if (!sides || !part_fits(p, src, dst)) {
       rig_buffer_unref(src);
       rig_buffer_unref(dst);
       return false;
     }
-    held.add(src, dst);
+    held.add(h);
   }
   return true;
 }
 
-rig_status_t submit_copies(const HeldCopies &held, const std::vector<rig_point_t> &waits,
-                           std::vector<rig_point_t> &points) {
-  for (const HeldCopies::Sides &s : held.sides()) {
-    rig_box_t row = rig_row(0, 0, rig_buffer_bytes(s.src));
+rig_status_t submit_parts(const HeldParts &held, const std::vector<rig_point_t> &waits,
+                          std::vector<rig_point_t> &points) {
+  for (const HeldPart &h : held.parts()) {
     rig_point_t done;
-    rig_status_t status = rig_buffer_submit_copy(s.src, s.dst, &row, 1, waits.data(), waits.size(), &done);
+    rig_status_t status = h.part.kind == RIG_PROXY_PART_COPY ? submit_copy_part(h, waits, done)
+                                                             : submit_fill_part(h, waits, done);
     if (status != RIG_OK) return status;
     points.push_back(done);
   }

@@ -1,5 +1,5 @@
 // A hand-over's payload, copied out of the client's arena and checked, and
-// its copies run on the served device through rig's C API.
+// its parts run on the served device through rig's C API.
 #pragma once
 
 #include "client_objects.hpp"
@@ -15,7 +15,7 @@ namespace rigd {
 
 struct Handover {
   std::vector<rig_proxy_wait> waits;
-  std::vector<rig_proxy_copy> copies;
+  std::vector<rig_proxy_part> parts;
 };
 
 // The hand-over at [offset, offset + bytes) of the payload arena, copied out
@@ -23,32 +23,36 @@ struct Handover {
 // size exactly.
 std::optional<Handover> read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes);
 
-// The buffers of a hand-over's copies: a view of each side's bytes, owned.
-class HeldCopies {
- public:
-  HeldCopies() = default;
-  ~HeldCopies();
-  HeldCopies(const HeldCopies &) = delete;
-  HeldCopies &operator=(const HeldCopies &) = delete;
-
-  void add(rig_buffer_t *src, rig_buffer_t *dst) { sides_.push_back({src, dst}); }
-  struct Sides {
-    rig_buffer_t *src;
-    rig_buffer_t *dst;
-  };
-  const std::vector<Sides> &sides() const noexcept { return sides_; }
-
- private:
-  std::vector<Sides> sides_;
+// A part with the buffers it names, each a reference of its own.
+struct HeldPart {
+  rig_proxy_part part;
+  rig_buffer_t *src;  // NULL for a fill
+  rig_buffer_t *dst;
 };
 
-// Views of the bytes of each copy, into held; false if a copy names a
-// handle objects does not hold, or bytes outside its buffer.
-bool hold_copies(const ClientObjects &objects, const std::vector<rig_proxy_copy> &copies, HeldCopies &held);
+// The buffers of a hand-over's parts, released with it.
+class HeldParts {
+ public:
+  HeldParts() = default;
+  ~HeldParts();
+  HeldParts(const HeldParts &) = delete;
+  HeldParts &operator=(const HeldParts &) = delete;
 
-// Submits each held copy after waits, its point appended to points; stops
-// at the first that fails and answers its status.
-rig_status_t submit_copies(const HeldCopies &held, const std::vector<rig_point_t> &waits,
-                           std::vector<rig_point_t> &points);
+  void add(const HeldPart &p) { parts_.push_back(p); }
+  const std::vector<HeldPart> &parts() const noexcept { return parts_; }
+
+ private:
+  std::vector<HeldPart> parts_;
+};
+
+// The buffers of each part, into held; false if a part is of no known
+// kind, names a handle objects does not hold, or reaches bytes outside its
+// buffer (its rows overflow or pass the buffer's end).
+bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held);
+
+// Submits each held part, in order, after waits, its point appended to
+// points; stops at the first that fails and answers its status.
+rig_status_t submit_parts(const HeldParts &held, const std::vector<rig_point_t> &waits,
+                          std::vector<rig_point_t> &points);
 
 }  // namespace rigd

@@ -54,6 +54,9 @@ rigd::Options options_of(int argc, char **argv) {
 // Accepts clients until an ending signal arrives, a session each.
 void serve(const rigd::Listener &listener, int signals, const rigd::ServedDevices &served,
            const rigd::Policy &policy) {
+  // Declared first: the sessions end, and let go of their exports, before
+  // the table goes.
+  rigd::Exports exports;
   std::list<std::unique_ptr<rigd::Session>> sessions;
   for (;;) {
     pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {signals, POLLIN, 0}};
@@ -64,7 +67,7 @@ void serve(const rigd::Listener &listener, int signals, const rigd::ServedDevice
     if (fds[1].revents) break;
     sessions.remove_if([](const auto &s) { return s->ended(); });
     int client = accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (client >= 0) sessions.push_back(std::make_unique<rigd::Session>(client, served, policy));
+    if (client >= 0) sessions.push_back(std::make_unique<rigd::Session>(client, served, policy, exports));
   }
   for (auto &s : sessions) s->stop();
 }

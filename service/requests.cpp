@@ -33,6 +33,18 @@ rig_proxy_completion Requests::handle(const rig_proxy_entry &entry) {
     case RIG_PROXY_OP_MAP_PEER:
       if (on_proxy) answer.status = map_peer(entry, answer);
       break;
+    case RIG_PROXY_OP_EXPORT:
+      if (on_proxy) answer.status = export_bytes(entry, answer);
+      break;
+    case RIG_PROXY_OP_IMPORT:
+      if (on_proxy) answer.status = import_bytes(entry, answer);
+      break;
+    case RIG_PROXY_OP_ALLOCATED:
+      if (entry.device < served_.size()) {
+        answer.status = RIG_OK;
+        answer.value = static_cast<uint64_t>(rig_allocated(served_.device(entry.device)));
+      }
+      break;
     default:
       break;
   }
@@ -42,8 +54,12 @@ rig_proxy_completion Requests::handle(const rig_proxy_entry &entry) {
 rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   if (entry.device >= served_.size()) return RIG_EINVAL;
   if (proxies_.size() == proxy_limit_) return RIG_EOPEN;
-  answer.value = proxies_.size();
-  proxies_.push_back({entry.device});
+  // Values past 2^47 are beyond any timeline's (rig_point_t).
+  if (entry.args[0] >= uint64_t{1} << 47) return RIG_EINVAL;
+  auto proxy = static_cast<uint32_t>(proxies_.size());
+  answer.value = proxy;
+  proxies_.push_back({entry.device, entry.args[0]});
+  completions_.start(proxy, entry.args[0]);
   return RIG_OK;
 }
 
@@ -87,15 +103,43 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
     auto points = completions_.pending(w.proxy, w.value);
     waits.insert(waits.end(), points.begin(), points.end());
   }
-  HeldCopies copies;
-  if (!hold_copies(objects_, work->copies, copies)) return RIG_EINVAL;
+  HeldParts parts;
+  if (!hold_parts(objects_, work->parts, parts)) return RIG_EINVAL;
   // From here the value is the proxy's: work that fails to start fails it.
   p.handed = entry.args[0];
   std::vector<rig_point_t> points;
-  rig_status_t status = submit_copies(copies, waits, points);
+  rig_status_t status = submit_parts(parts, waits, points);
   completions_.expect(proxy, p.device, p.handed, std::move(points));
   if (status != RIG_OK) completions_.fail(proxy);
   return status;
+}
+
+}  // namespace rigd
+
+namespace rigd {
+
+rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
+  size_t device = proxies_[entry.device].device;
+  rig_buffer_t *whole = objects_.get(entry.args[0]);
+  if (!whole) return RIG_EINVAL;
+  uint64_t offset = entry.args[1], length = entry.args[2], size = static_cast<uint64_t>(rig_buffer_bytes(whole));
+  rig_buffer_t *view = nullptr;
+  // Only memory of the proxy's served device: a host arena is the client's.
+  if (rig_buffer_device(whole) == served_.device(device) && offset <= size && length <= size - offset)
+    rig_buffer_view(whole, static_cast<int64_t>(offset), static_cast<int64_t>(length), &view);
+  rig_buffer_unref(whole);
+  if (!view) return RIG_EINVAL;
+  answer.value = exports_.add(client_, device, view);
+  return RIG_OK;
+}
+
+rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
+  rig_buffer_t *view = exports_.get(entry.args[0], proxies_[entry.device].device);
+  if (!view) return RIG_EINVAL;
+  answer.detail = static_cast<uint64_t>(rig_buffer_bytes(view));
+  // The exporter's quota counts the memory.
+  answer.value = objects_.add(view, 0);
+  return RIG_OK;
 }
 
 }  // namespace rigd

@@ -3,6 +3,7 @@
 
 #include "client_objects.hpp"
 #include "completions.hpp"
+#include "exports.hpp"
 #include "protocol.h"
 #include "ring.hpp"
 #include "served.hpp"
@@ -15,10 +16,12 @@ namespace rigd {
 
 class Requests {
  public:
-  // proxy_limit: the words of the client's completion segment.
-  Requests(const ServedDevices &served, ClientObjects &objects, Completions &completions,
-           rig::proxy::PayloadArena payload, uint32_t proxy_limit) noexcept
-      : served_(served), objects_(objects), completions_(completions), payload_(payload), proxy_limit_(proxy_limit) {}
+  // proxy_limit: the words of the client's completion segment; client:
+  // the client's number, which owns its exports.
+  Requests(const ServedDevices &served, Exports &exports, uint64_t client, ClientObjects &objects,
+           Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit) noexcept
+      : served_(served), exports_(exports), client_(client), objects_(objects), completions_(completions),
+        payload_(payload), proxy_limit_(proxy_limit) {}
 
   // Runs the request entry, rigd's own copy of a ring entry, and returns its
   // completion: RIG_EINVAL with nothing done for an entry that breaks
@@ -35,8 +38,12 @@ class Requests {
   rig_status_t alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t map_peer(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t hand_over(const rig_proxy_entry &entry);
+  rig_status_t export_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer);
+  rig_status_t import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer);
 
   const ServedDevices &served_;
+  Exports &exports_;
+  uint64_t client_;
   ClientObjects &objects_;
   Completions &completions_;
   rig::proxy::PayloadArena payload_;

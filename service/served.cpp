@@ -66,6 +66,9 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
     r.alignment = rig_device_alignment(d);
     records_.push_back(r);
   }
+  for (size_t i = 0; i < devices_.size(); ++i)
+    for (size_t j = 0; j < devices_.size() && j < 64; ++j)
+      if (rig_reaches(devices_[i].get(), devices_[j].get())) records_[i].reaches |= uint64_t{1} << j;
   uint64_t bytes = RIG_PROXY_CACHE_LINE * (devices_.size() + 1);
   segment_ = std::make_unique<Segment>("rigd-devices", bytes, ClientAccess::read_only);
   rig_proxy_device_segment header{};

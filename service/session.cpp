@@ -28,7 +28,9 @@ namespace {
 // Each client's rings and words: room for a burst of requests, and for the
 // completions of a full submission ring twice over.
 constexpr rig::proxy::RingSegmentShape ring_shape{256, 512, 1 << 20};
-constexpr uint32_t proxy_words = 64;
+// A proxy's word is never reused: a client opens this many proxies at most
+// while it is connected.
+constexpr uint32_t proxy_words = 1024;
 // A client that connects and says nothing is dropped after this.
 constexpr int hello_timeout_s = 5;
 
@@ -103,10 +105,15 @@ bool serve_arena_request(int socket, ClientObjects &objects) {
   return rig::proxy::send_message(socket, std::as_bytes(std::span(&reply, 1)));
 }
 
+uint64_t next_client() {
+  static std::atomic<uint64_t> clients{0};
+  return ++clients;
+}
+
 }  // namespace
 
-Session::Session(int socket, const ServedDevices &served, const Policy &policy)
-    : socket_(socket), served_(served), policy_(policy), thread_([this] {
+Session::Session(int socket, const ServedDevices &served, const Policy &policy, Exports &exports)
+    : socket_(socket), served_(served), policy_(policy), exports_(exports), client_(next_client()), thread_([this] {
         try {
           serve();
         } catch (const std::exception &e) {
@@ -174,7 +181,7 @@ bool Session::welcome(const Segment &completion, const Segment &ring) {
 void Session::run(const rig::proxy::RingSegment &rings, const Segment &completion) {
   ClientObjects objects(policy_.quota_bytes);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, served_);
-  Requests requests(served_, objects, completions, rings.payload(), proxy_words);
+  Requests requests(served_, exports_, client_, objects, completions, rings.payload(), proxy_words);
   std::atomic<bool> stopping{false};
   std::thread poller([&] {
     if (run_poller(rings, requests, stopping) == PollerEnd::breach) {
@@ -189,6 +196,7 @@ void Session::run(const rig::proxy::RingSegment &rings, const Segment &completio
   stopping.store(true, std::memory_order_release);
   wake_poller(rings);
   poller.join();
+  exports_.remove_owner(client_);
   // completions, then objects, end here: the client's values are waited
   // for, then its memory goes back to rig, which frees it once no work
   // uses it.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "config.hpp"
+#include "exports.hpp"
 #include "ring_segment.hpp"
 #include "segments.hpp"
 #include "served.hpp"
@@ -17,7 +18,7 @@ class Session {
   // own: checks its credentials (SO_PEERCRED) against policy, answers its
   // hello, passes it its segments, then runs its requests until it
   // disconnects, breaks the rings' protocol or rigd stops.
-  Session(int socket, const ServedDevices &served, const Policy &policy);
+  Session(int socket, const ServedDevices &served, const Policy &policy, Exports &exports);
   // Stops the session and waits for it to end.
   ~Session();
   Session(const Session &) = delete;
@@ -41,6 +42,8 @@ class Session {
   int socket_;
   const ServedDevices &served_;
   const Policy &policy_;
+  Exports &exports_;
+  uint64_t client_;  // the client's number, unique in rigd's life
   std::atomic<bool> ended_{false};
   std::thread thread_;
 };

@@ -1,5 +1,7 @@
 #include "host_memory.hpp"
 
+#include "shared_host_memory.hpp"
+
 #include <algorithm>
 
 #include <sys/mman.h>
@@ -17,7 +19,8 @@ HostBlock *host_block_alloc(int64_t bytes, size_t small_alignment) {
   auto *b = new (std::nothrow) HostBlock{nullptr, static_cast<size_t>(bytes), false};
   if (!b) return nullptr;
   if (bytes >= 65536 && bytes >= 4 * page) {
-    void *p = mmap(nullptr, b->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = shared_block_map(b->bytes);
+    if (!p) p = mmap(nullptr, b->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) p = nullptr;
     b->address = p;
     b->mapped = true;
@@ -35,8 +38,9 @@ HostBlock *host_block_alloc(int64_t bytes, size_t small_alignment) {
 
 void host_block_free(HostBlock *b) {
   if (!b) return;
-  if (b->mapped)
-    munmap(b->address, b->bytes);
+  if (b->mapped) {
+    if (!shared_block_unmap(b->address)) munmap(b->address, b->bytes);
+  }
   else
     std::free(b->address);
   delete b;

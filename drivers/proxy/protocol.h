@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 1u
+#define RIG_PROXY_VERSION 2u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -67,32 +67,43 @@ RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_ring_header) == 3 * RIG_PROXY_CA
                         "each control word has a cache line of its own");
 
 /* The requests a client's submission ring carries.  Each gets one
- * completion, in the order of the ring.  `device` is, for OPEN, the served
- * device's index in the handshake's list, and for the others the proxy's
- * index, which OPEN answered.  A handle names memory rigd holds for the
- * client: an ALLOC's, or a host arena's (rig_proxy_arena_request). */
+ * completion, in the order of the ring.  `device` is, for OPEN and
+ * ALLOCATED, the served device's index in the handshake's list, and for the
+ * others the proxy's index, which OPEN answered.  A handle names memory
+ * rigd holds for the client: an ALLOC's, a MAP_PEER's, an IMPORT's or a
+ * host arena's (rig_proxy_arena_request). */
 enum rig_proxy_opcode {
-  RIG_PROXY_OP_NOP = 0,      /* value: args[0]; a check of the rings */
-  RIG_PROXY_OP_OPEN = 1,     /* a proxy of the served device; value: its index, that of
-                                its timeline word in the completion segment */
-  RIG_PROXY_OP_ALLOC = 2,    /* args[0] a rig_memory_t, args[1] the bytes; value: the
-                                handle; RIG_ENOMEM past the client's quota */
-  RIG_PROXY_OP_FREE = 3,     /* args[0] a handle: rigd lets go of it, and rig frees
-                                the memory once no work handed over needs it */
-  RIG_PROXY_OP_HANDOVER = 4, /* args[0] the proxy's next value; the payload: a
-                                rig_proxy_handover.  RIG_OK once rigd has taken the
-                                payload; the value is done when the proxy's word
-                                reaches it */
-  RIG_PROXY_OP_MAP_PEER = 5  /* args[0] a handle: value, a new handle over its memory
-                                for the proxy's device, or 0 where that device cannot
-                                map it */
+  RIG_PROXY_OP_NOP = 0,       /* value: args[0]; a check of the rings */
+  RIG_PROXY_OP_OPEN = 1,      /* a proxy of the served device whose values start after
+                                 args[0]; value: its index, that of its timeline word in
+                                 the completion segment, which holds args[0] */
+  RIG_PROXY_OP_ALLOC = 2,     /* args[0] a rig_memory_t, args[1] the bytes; value: the
+                                 handle; RIG_ENOMEM past the client's quota */
+  RIG_PROXY_OP_FREE = 3,      /* args[0] a handle: rigd lets go of it, and rig frees
+                                 the memory once no work handed over needs it */
+  RIG_PROXY_OP_HANDOVER = 4,  /* args[0] the proxy's next value; the payload: a
+                                 rig_proxy_handover.  RIG_OK once rigd has taken the
+                                 payload; the value is done when the proxy's word
+                                 reaches it */
+  RIG_PROXY_OP_MAP_PEER = 5,  /* args[0] a handle: value, a new handle over its memory
+                                 for the proxy's device, or 0 where that device cannot
+                                 map it */
+  RIG_PROXY_OP_EXPORT = 6,    /* args[0] a handle, args[1] an offset, args[2] a length:
+                                 value, a token by which any client of rigd imports
+                                 those bytes while this client is connected */
+  RIG_PROXY_OP_IMPORT = 7,    /* args[0] a token: value, a new handle over the exported
+                                 bytes, detail their length; RIG_EINVAL for a token that
+                                 names no export or another served device's memory */
+  RIG_PROXY_OP_ALLOCATED = 8  /* value: the bytes allocated on the served device (its
+                                 rig_allocated), for monitoring and tests */
 };
 
 /* A hand-over's payload: the header, then wait_count waits, then
- * copy_count copies. */
+ * part_count parts, which the served device runs in that order after the
+ * waits. */
 struct rig_proxy_handover {
   uint32_t wait_count;
-  uint32_t copy_count;
+  uint32_t part_count;
 };
 
 /* The work waits for the proxy's value, a proxy of the same client. */
@@ -102,15 +113,27 @@ struct rig_proxy_wait {
   uint64_t value;
 };
 
-/* bytes bytes from src_offset in src's memory to dst_offset in dst's,
- * each a handle; the served device moves them itself. */
-struct rig_proxy_copy {
+enum rig_proxy_part_kind {
+  RIG_PROXY_PART_COPY = 1, /* rows of width bytes from src to dst */
+  RIG_PROXY_PART_FILL = 2  /* width * rows bytes of dst, packed, set to value */
+};
+
+/* One part: src and dst are handles, offsets are from the start of their
+ * memory; rows rows of width bytes, each pitch bytes after the last on its
+ * side.  A fill uses dst, dst_offset, width and rows (pitches are width). */
+struct rig_proxy_part {
+  uint32_t kind;  /* enum rig_proxy_part_kind */
+  uint32_t value; /* a fill's byte; zero for a copy */
   uint64_t src;
   uint64_t src_offset;
   uint64_t dst;
   uint64_t dst_offset;
-  uint64_t bytes;
+  uint64_t width;
+  uint64_t rows;
+  uint64_t src_pitch;
+  uint64_t dst_pitch;
 };
+RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_part) == 72, "a part has no padding");
 
 /* A submission ring's entry: one request.  Fields a request does not use
  * are zero. */
@@ -186,6 +209,8 @@ struct rig_proxy_device_record {
   int64_t budget;                  /* its rig_budget when rigd opened it */
   int64_t cache_bytes;             /* its rig_device_cache_bytes */
   int64_t alignment;               /* its rig_device_alignment */
+  uint64_t reaches;                /* bit j set where it maps device j's Device
+                                      memory (rig_reaches), for j < 64 */
 };
 
 /* The device segment: the served devices' timeline words, in the order of

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-HEADERS = ["rig.h", "edge.h", "disk.h"]
+HEADERS = ["rig.h", "edge.h", "disk.h", "service.h"]
 
 
 def replace_once(path, old, new):

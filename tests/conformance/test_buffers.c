@@ -88,8 +88,10 @@ static rig_device_t *device_at(int k) {
 
 static bool is_host(const rig_device_t *d) { return rig_device_equal(d, rig_host()); }
 
+/* A memory device of this process: a proxy of rigd's memory device has its
+ * arch (PROP-17) but runs its work in rigd. */
 static bool is_memory_device(const rig_device_t *d) {
-  return strcmp(rig_device_arch(d), "memory") == 0;
+  return strcmp(rig_device_arch(d), "memory") == 0 && rig_device_runs_on_host(d);
 }
 
 static int64_t page_bytes(void) { return (int64_t)sysconf(_SC_PAGESIZE); }

@@ -129,9 +129,9 @@ struct Client {
     return reply.status == rig_ok ? reply.handle : 0;
   }
 
-  // Hands over value of proxy: its waits and copies, as the payload at 0.
+  // Hands over value of proxy: its waits and parts, as the payload at 0.
   rig_proxy_completion hand_over(uint32_t proxy, uint64_t value, const std::vector<rig_proxy_wait> &waits,
-                                 const std::vector<rig_proxy_copy> &copies) {
+                                 const std::vector<rig_proxy_part> &copies) {
     rig_proxy_handover h{static_cast<uint32_t>(waits.size()), static_cast<uint32_t>(copies.size())};
     std::vector<std::byte> bytes(sizeof h);
     std::memcpy(bytes.data(), &h, sizeof h);
@@ -180,8 +180,8 @@ struct Client {
   }
 };
 
-rig_proxy_copy copy(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset, uint64_t bytes) {
-  return {src, src_offset, dst, dst_offset, bytes};
+rig_proxy_part copy(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset, uint64_t bytes) {
+  return {RIG_PROXY_PART_COPY, 0, src, src_offset, dst, dst_offset, bytes, 1, bytes, bytes};
 }
 
 }  // namespace

@@ -1,0 +1,257 @@
+// A proxy of a device rigd serves (proxy_device.hpp).
+#include "proxy_device.hpp"
+
+#include "../common/shared_host_memory.hpp"
+#include "ring.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+namespace rig::proxy {
+
+namespace {
+
+// rig-remote-proxy.txt: RIG_LATER while more than this is in flight.
+constexpr uint64_t most_bytes_in_flight = uint64_t{64} << 20;
+// A wait reads the word this many times before it sleeps on it.
+constexpr int word_spins = 2000;
+// A sleeping wait looks at the link this often, so that rigd's death ends
+// it promptly.
+constexpr int64_t word_sleep_ms = 50;
+
+Facts facts_of(const rig_proxy_device_record &r) {
+  Facts f;
+  f.arch = r.arch;
+  f.alignment = r.alignment;
+  if (r.cache_bytes > 0) f.cache_bytes = r.cache_bytes;
+  f.budget = r.budget;
+  f.queues = {"COMPUTE:0", "COPY:0"};
+  f.copy_engine = 1;
+  f.may_block = true;
+  // rigd maps the host blocks the process shares with it, staging among
+  // them, and no other host memory: the proxy reaches no host memory at
+  // large.
+  f.maps_staging = true;
+  // The word lies in the read-only completion segment, and after stop only
+  // signaled() knows the last value.
+  f.own_word = true;
+  return f;
+}
+
+ProxyRegion *region_of(Region r) { return static_cast<ProxyRegion *>(r); }
+
+// A side of a part as rigd names it: the handle, and the offset in its
+// memory.  A Pinned region's location is its host address, which rig
+// advances past the block's start.
+std::pair<uint64_t, uint64_t> side_of(const rig_edge_location_t &loc) {
+  if (!loc.address) return {loc.handle, loc.offset};
+  auto block = find_shared_block(loc.address, 1);
+  auto offset = static_cast<uint64_t>(static_cast<const std::byte *>(loc.address) -
+                                      static_cast<const std::byte *>(block->base));
+  return {loc.handle, offset};
+}
+
+}  // namespace
+
+ProxyDevice::ProxyDevice(std::shared_ptr<RigdLink> link, uint32_t served, uint32_t index, uint64_t start)
+    : link_(std::move(link)),
+      served_(served),
+      index_(index),
+      word_(link_->word(index)),
+      facts_(facts_of(link_->devices()[served])),
+      accepted_(start) {}
+
+rig_proxy_completion ProxyDevice::ask(uint16_t opcode, uint64_t a0, uint64_t a1, uint64_t a2,
+                                      std::span<const std::byte> payload) {
+  rig_proxy_entry e{};
+  e.opcode = opcode;
+  e.device = index_;
+  e.args[0] = a0;
+  e.args[1] = a1;
+  e.args[2] = a2;
+  try {
+    return link_->request(e, payload);
+  } catch (const LinkLost &lost) {
+    throw Fault(lost.what());
+  }
+}
+
+uint64_t ProxyDevice::word_value() const noexcept {
+  return std::atomic_ref<const uint64_t>(word_->value).load(std::memory_order_acquire);
+}
+
+bool ProxyDevice::word_failed() const noexcept {
+  return std::atomic_ref<const uint32_t>(word_->lost).load(std::memory_order_acquire) != 0;
+}
+
+Region ProxyDevice::alloc_pinned(int64_t n) {
+  size_t bytes = static_cast<size_t>(n);
+  void *p = shared_block_map(bytes);
+  if (!p) return nullptr;
+  uint64_t handle = 0;
+  try {
+    handle = link_->share_arena(find_shared_block(p, bytes)->fd, bytes);
+  } catch (const LinkLost &lost) {
+    shared_block_unmap(p);
+    throw Fault(lost.what());
+  }
+  if (handle == 0) {
+    shared_block_unmap(p);
+    return nullptr;
+  }
+  return new ProxyRegion{handle, 0, p};
+}
+
+Region ProxyDevice::alloc(Memory m, int64_t n) {
+  // Pinned memory is host memory of the process's that rigd maps; Mapped
+  // memory falls back to it, since the host addresses no memory of rigd's
+  // devices.
+  if (m == Memory::Pinned) return alloc_pinned(n);
+  if (m == Memory::Mapped) return nullptr;
+  rig_proxy_completion a = ask(RIG_PROXY_OP_ALLOC, static_cast<uint64_t>(m), static_cast<uint64_t>(n));
+  // rigd's RIG_ENOMEM (the client's quota or the device's memory) and its
+  // refusal of a kind both mean: no memory of m.
+  if (a.status != RIG_OK) return nullptr;
+  return new ProxyRegion{a.value, 0};
+}
+
+void ProxyDevice::free(Region r) {
+  ProxyRegion *region = region_of(r);
+  uint64_t handle = region->handle;
+  // rigd maps the block itself, as long as its work needs it.
+  if (region->host) shared_block_unmap(region->host);
+  delete region;
+  if (link_->lost()) return;
+  try {
+    // rigd lets go of the handle; the memory returns once its work is done.
+    ask(RIG_PROXY_OP_FREE, handle);
+  } catch (const Fault &) {
+    // The link went meanwhile: rigd released everything of the client's.
+  }
+}
+
+rig_edge_location_t ProxyDevice::locate(Region r) const {
+  return rig_edge_location_t{region_of(r)->host, region_of(r)->handle, region_of(r)->offset};
+}
+
+bool ProxyDevice::peer(const DriverDevice &other) const {
+  auto *proxy = dynamic_cast<const ProxyDevice *>(&other);
+  if (!proxy || proxy->link_ != link_ || proxy->served_ >= 64) return false;
+  return (link_->devices()[served_].reaches >> proxy->served_) & 1;
+}
+
+Region ProxyDevice::map_peer(DriverDevice &, Region r) {
+  rig_proxy_completion a = ask(RIG_PROXY_OP_MAP_PEER, region_of(r)->handle);
+  if (a.status != RIG_OK || a.value == 0) return nullptr;
+  return new ProxyRegion{a.value, 0};
+}
+
+Region ProxyDevice::map_host(void *p, int64_t n) {
+  auto block = find_shared_block(p, static_cast<size_t>(n));
+  if (!block) return nullptr;
+  uint64_t handle;
+  try {
+    handle = link_->share_arena(block->fd, block->bytes);
+  } catch (const LinkLost &lost) {
+    throw Fault(lost.what());
+  }
+  if (handle == 0) return nullptr;
+  return new ProxyRegion{handle, static_cast<uint64_t>(static_cast<std::byte *>(p) - static_cast<std::byte *>(block->base))};
+}
+
+void ProxyDevice::retire_done() {
+  uint64_t done = word_value();
+  while (!in_flight_.empty() && in_flight_.front().first <= done) {
+    flight_bytes_ -= in_flight_.front().second;
+    in_flight_.pop_front();
+  }
+}
+
+rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
+  // A proxy runs copies and fills (rigd's addition to the spec's copies).
+  for (uint32_t i = 0; i < w.part_count; i++)
+    if (w.parts[i].kind != RIG_PART_COPY && w.parts[i].kind != RIG_PART_FILL) return RIG_NEVER;
+  uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.part_count} * sizeof(rig_proxy_part);
+  if (w.wait_count > 0 || payload > link_->payload_bytes()) return RIG_NEVER;
+  std::lock_guard g(flight_mu_);
+  retire_done();
+  return flight_bytes_ > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
+}
+
+void ProxyDevice::submit(const rig_edge_work_t &w) {
+  std::vector<std::byte> payload(sizeof(rig_proxy_handover) + w.part_count * sizeof(rig_proxy_part));
+  rig_proxy_handover header{0, w.part_count};
+  std::memcpy(payload.data(), &header, sizeof header);
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < w.part_count; i++) {
+    const rig_edge_part_t &part = w.parts[i];
+    rig_proxy_part p{};
+    if (part.kind == RIG_PART_COPY) {
+      const rig_edge_copy_t &c = part.u.copy;
+      auto [src, src_offset] = side_of(c.src);
+      auto [dst, dst_offset] = side_of(c.dst);
+      p = {RIG_PROXY_PART_COPY, 0, src, src_offset, dst, dst_offset, c.width, c.rows, c.src_pitch, c.dst_pitch};
+      bytes += c.width * c.rows;
+    } else {
+      const rig_edge_fill_t &f = part.u.fill;
+      auto [dst, dst_offset] = side_of(f.dst);
+      p = {RIG_PROXY_PART_FILL, f.value, 0, 0, dst, dst_offset, f.bytes, 1, 0, f.bytes};
+      bytes += f.bytes;
+    }
+    std::memcpy(payload.data() + sizeof header + i * sizeof p, &p, sizeof p);
+  }
+  rig_proxy_completion a = ask(RIG_PROXY_OP_HANDOVER, w.value, 0, 0, payload);
+  if (a.status != RIG_OK)
+    throw Fault("rigd refused value " + std::to_string(w.value) + " (" + rig_status_name(static_cast<rig_status_t>(a.status)) + ")");
+  accepted_.store(w.value, std::memory_order_release);
+  std::lock_guard g(flight_mu_);
+  in_flight_.push_back({w.value, bytes});
+  flight_bytes_ += bytes;
+}
+
+uint64_t ProxyDevice::signaled() {
+  uint64_t word = word_value();
+  if (!stopped_.load(std::memory_order_acquire)) return word;
+  // The last value shows once no byte of the proxy's work may still land
+  // in this process's memory: its work is done, rigd's device stopped it,
+  // or rigd is gone.
+  if (word >= accepted_.load(std::memory_order_acquire) || word_failed() || link_->lost())
+    return last_.load(std::memory_order_acquire);
+  return word;
+}
+
+void ProxyDevice::sleep(uint64_t seen, int64_t still_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(still_ms);
+  for (int spins = 0;; spins++) {
+    if (word_value() != seen) return;
+    if (spins < word_spins) continue;
+    if (word_failed()) throw Fault(std::string(link_->devices()[served_].name) + " failed the proxy's work in rigd");
+    std::string why;
+    if (link_->lost(&why)) throw Fault(why);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    // rigd wakes the word's low half (protocol.h).
+    auto *low = const_cast<uint32_t *>(reinterpret_cast<const uint32_t *>(&word_->value));
+    futex_wait(low, static_cast<uint32_t>(seen), static_cast<int>(std::min<int64_t>(left.count() + 1, word_sleep_ms)));
+  }
+}
+
+void ProxyDevice::stop(const std::optional<std::string> &, uint64_t last) {
+  last_.store(last, std::memory_order_release);
+  stopped_.store(true, std::memory_order_release);
+}
+
+std::optional<uint64_t> ProxyDevice::export_bytes(Region r, uint64_t offset, uint64_t length) {
+  rig_proxy_completion a = ask(RIG_PROXY_OP_EXPORT, region_of(r)->handle, region_of(r)->offset + offset, length);
+  if (a.status != RIG_OK) return std::nullopt;
+  return a.value;
+}
+
+std::optional<std::pair<Region, int64_t>> ProxyDevice::import_bytes(uint64_t token) {
+  rig_proxy_completion a = ask(RIG_PROXY_OP_IMPORT, token);
+  if (a.status != RIG_OK || a.detail > INT64_MAX) return std::nullopt;
+  return std::pair<Region, int64_t>{new ProxyRegion{a.value, 0}, static_cast<int64_t>(a.detail)};
+}
+
+}  // namespace rig::proxy

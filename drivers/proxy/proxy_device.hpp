@@ -1,0 +1,82 @@
+// A proxy: a device of this process that stands for a device rigd serves
+// (rig-remote-proxy.txt, with rigd as the agent and the rings for its
+// link).  rigd runs its work; the proxy's timeline word is a word of the
+// client's completion segment, which rigd raises as values are done.
+#pragma once
+
+#include "../../lib/driver.hpp"
+#include "rigd_link.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace rig::proxy {
+
+// A region of a proxy: memory rigd holds by handle (an alloc's, a peer
+// mapping's or an import's), or a host arena rigd maps by handle, the
+// region starting offset bytes into it.  Pinned memory is a shared host
+// block of the proxy's own (host), which rigd maps as an arena.
+struct ProxyRegion {
+  uint64_t handle;
+  uint64_t offset;
+  void *host = nullptr;
+};
+
+class ProxyDevice : public DriverDevice {
+ public:
+  // The proxy of served device `served` on link, opened by rigd as proxy
+  // `index`, its values starting after start.
+  ProxyDevice(std::shared_ptr<RigdLink> link, uint32_t served, uint32_t index, uint64_t start);
+
+  const Facts &facts() const override { return facts_; }
+  Region alloc(Memory m, int64_t n) override;
+  void free(Region r) override;
+  rig_edge_location_t locate(Region r) const override;
+  bool peer(const DriverDevice &other) const override;
+  Region map_peer(DriverDevice &owner, Region r) override;
+  Region map_host(void *p, int64_t n) override;
+  rig_edge_room_t room(const rig_edge_work_t &w) override;
+  void submit(const rig_edge_work_t &w) override;
+  uint64_t signaled() override;
+  void sleep(uint64_t seen, int64_t still_ms) override;
+  void stop(const std::optional<std::string> &fault, uint64_t last) override;
+
+  // Exports bytes [offset, offset + length) of r, this proxy's memory, as a
+  // token any client of rigd imports; nothing where rigd refuses.  Throws
+  // Fault once the link is lost.
+  std::optional<uint64_t> export_bytes(Region r, uint64_t offset, uint64_t length);
+  // The memory token names, as a region of this proxy, and its length;
+  // nothing where rigd holds no such export.  Throws as export_bytes.
+  std::optional<std::pair<Region, int64_t>> import_bytes(uint64_t token);
+
+  const RigdLink &link() const noexcept { return *link_; }
+
+ private:
+  // rigd's answer to a request on this proxy; throws Fault with the link's
+  // reason once it is lost.
+  rig_proxy_completion ask(uint16_t opcode, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
+                           std::span<const std::byte> payload = {});
+  Region alloc_pinned(int64_t n);
+  uint64_t word_value() const noexcept;
+  bool word_failed() const noexcept;
+  // Forgets in-flight values the word has passed; with flight_mu_ held.
+  void retire_done();
+
+  std::shared_ptr<RigdLink> link_;
+  uint32_t served_;
+  uint32_t index_;
+  const rig_proxy_word *word_;
+  Facts facts_;
+  std::mutex flight_mu_;
+  std::deque<std::pair<uint64_t, uint64_t>> in_flight_;  // (value, bytes)
+  uint64_t flight_bytes_ = 0;
+  std::atomic<uint64_t> accepted_;  // the last value rigd took
+  std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> last_{0};  // stop's last value
+};
+
+}  // namespace rig::proxy

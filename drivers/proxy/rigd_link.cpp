@@ -1,0 +1,175 @@
+// A process's connection to rigd (rigd_link.hpp).
+#include "rigd_link.hpp"
+
+#include "socket_messages.hpp"
+
+#include <rig/rig.h>
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace rig::proxy {
+
+namespace {
+
+// How many times a request's wait looks at the completion ring before it
+// sleeps: rigd's poller answers within a few microseconds while it spins.
+constexpr int answer_spins = 4000;
+// A sleeping wait looks at the socket this often, so that rigd's death
+// ends it promptly.
+constexpr int answer_sleep_ms = 50;
+
+template <class T>
+T *map_segment(int fd, int protection, size_t &bytes) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) throw HandshakeError("rigd passed a segment that cannot be read");
+  bytes = static_cast<size_t>(st.st_size);
+  void *p = mmap(nullptr, bytes, protection, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) throw HandshakeError("rigd passed a segment that cannot be mapped");
+  return static_cast<T *>(p);
+}
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+RigdLink::RigdLink(const std::string &path)
+    : path_(path), owner_(getpid()), connection_(connect_to_rigd(path)) {
+  try {
+    rings_memory_.at =
+        map_segment<std::byte>(connection_.ring_segment.get(), PROT_READ | PROT_WRITE, rings_memory_.bytes);
+    completion_memory_.at =
+        map_segment<const std::byte>(connection_.completion_segment.get(), PROT_READ, completion_memory_.bytes);
+    // The layouts are checked on this process's copies, then trusted.
+    if (rings_memory_.bytes < sizeof layout_) throw HandshakeError("rigd's ring segment is too small");
+    std::memcpy(&layout_, rings_memory_.at, sizeof layout_);
+    if (!valid_ring_segment(layout_, rings_memory_.bytes)) throw HandshakeError("rigd's ring segment is corrupt");
+    rig_proxy_completion_segment completion;
+    if (completion_memory_.bytes < sizeof completion) throw HandshakeError("rigd's completion segment is too small");
+    std::memcpy(&completion, completion_memory_.at, sizeof completion);
+    uint64_t room = completion_memory_.bytes;
+    if (completion.segment.magic != RIG_PROXY_MAGIC_COMPLETION || completion.words_offset > room ||
+        completion.words_offset % RIG_PROXY_CACHE_LINE != 0 ||
+        completion.word_count > (room - completion.words_offset) / RIG_PROXY_CACHE_LINE)
+      throw HandshakeError("rigd's completion segment is corrupt");
+    words_offset_ = completion.words_offset;
+    word_count_ = completion.word_count;
+  } catch (...) {
+    if (rings_memory_.at) munmap(rings_memory_.at, rings_memory_.bytes);
+    if (completion_memory_.at) munmap(const_cast<std::byte *>(completion_memory_.at), completion_memory_.bytes);
+    throw;
+  }
+  RingSegment rings(rings_memory_.at, layout_);
+  submissions_ = std::make_unique<RingProducer<rig_proxy_entry>>(rings.submission_producer());
+  completions_ = std::make_unique<RingConsumer<rig_proxy_completion>>(rings.completion_consumer());
+  payload_ = std::make_unique<PayloadArena>(rings.payload());
+}
+
+RigdLink::~RigdLink() {
+  munmap(rings_memory_.at, rings_memory_.bytes);
+  munmap(const_cast<std::byte *>(completion_memory_.at), completion_memory_.bytes);
+}
+
+int RigdLink::find(const std::string &name) const noexcept {
+  for (size_t i = 0; i < devices().size(); ++i)
+    if (name == devices()[i].name) return static_cast<int>(i);
+  return -1;
+}
+
+const rig_proxy_word *RigdLink::word(uint32_t i) const noexcept {
+  return reinterpret_cast<const rig_proxy_word *>(completion_memory_.at + words_offset_ +
+                                                  uint64_t{i} * RIG_PROXY_CACHE_LINE);
+}
+
+void RigdLink::mark_lost(const std::string &why) {
+  std::lock_guard g(why_mu_);
+  if (lost_.load()) return;
+  why_ = why;
+  lost_.store(true, std::memory_order_release);
+}
+
+bool RigdLink::lost(std::string *why) {
+  if (!lost_.load(std::memory_order_acquire)) {
+    if (getpid() != owner_) {
+      if (why) *why = "the connection to rigd belongs to the process that made it, not to this child";
+      return true;
+    }
+    pollfd p{connection_.socket.get(), POLLRDHUP, 0};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR))) mark_lost("rigd closed the connection");
+  }
+  if (!lost_.load(std::memory_order_acquire)) return false;
+  if (why) {
+    std::lock_guard g(why_mu_);
+    *why = why_;
+  }
+  return true;
+}
+
+void RigdLink::check_live() {
+  std::string why;
+  if (lost(&why)) throw LinkLost(why);
+}
+
+rig_proxy_completion RigdLink::await(uint64_t tag) {
+  int spins = 0;
+  for (;;) {
+    rig_proxy_completion answer;
+    RingStatus status = completions_->pop(answer);
+    if (status == RingStatus::ok) {
+      if (answer.tag == tag) return answer;
+      mark_lost("rigd answered a request the process did not make");
+    } else if (status == RingStatus::breach) {
+      mark_lost("rigd broke the rings' protocol");
+    } else if (++spins < answer_spins) {
+      cpu_relax();
+      continue;
+    } else {
+      completions_->sleep(answer_sleep_ms);
+    }
+    check_live();
+  }
+}
+
+rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const std::byte> payload) {
+  std::lock_guard g(mu_);
+  check_live();
+  entry.tag = ++tag_;
+  if (!payload.empty()) {
+    if (!payload_->copy_in(0, payload)) throw std::length_error("a request's payload exceeds rigd's arena");
+    entry.payload_offset = 0;
+    entry.payload_bytes = static_cast<uint32_t>(payload.size());
+  }
+  // One request at a time: the ring has room for it once the last answer
+  // came, unless rigd broke the protocol.
+  if (submissions_->push(entry) != RingStatus::ok) {
+    mark_lost("rigd broke the rings' protocol");
+    check_live();
+  }
+  return await(entry.tag);
+}
+
+uint64_t RigdLink::share_arena(int fd, uint64_t bytes) {
+  std::lock_guard g(mu_);
+  check_live();
+  rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, bytes};
+  rig_proxy_arena_reply reply{};
+  if (!send_message(connection_.socket.get(), std::as_bytes(std::span(&r, 1)), std::span(&fd, 1)) ||
+      !receive_message(connection_.socket.get(), std::as_writable_bytes(std::span(&reply, 1))) ||
+      reply.magic != RIG_PROXY_MAGIC_ARENA) {
+    mark_lost("rigd closed the connection");
+    check_live();
+  }
+  return reply.status == RIG_OK ? reply.handle : 0;
+}
+
+}  // namespace rig::proxy

@@ -1,0 +1,92 @@
+// A process's connection to rigd, as its proxy driver uses it: the
+// handshake's socket and segments mapped, and requests through the rings
+// (protocol.h).  Every proxy of the connection shares it.
+#pragma once
+
+#include "handshake.hpp"
+#include "protocol.h"
+#include "ring_segment.hpp"
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rig::proxy {
+
+// The connection is lost: rigd closed it, broke the rings' protocol, or
+// this is a child of the process that connected.  what() says which.
+struct LinkLost : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class RigdLink {
+ public:
+  // Connects to the rigd listening at path; throws HandshakeError with the
+  // reason it cannot.
+  explicit RigdLink(const std::string &path);
+  ~RigdLink();
+  RigdLink(const RigdLink &) = delete;
+  RigdLink &operator=(const RigdLink &) = delete;
+
+  const std::string &path() const noexcept { return path_; }
+  const std::vector<rig_proxy_device_record> &devices() const noexcept { return connection_.devices; }
+  // The served device rigd names name, or -1.
+  int find(const std::string &name) const noexcept;
+
+  // Sends the request, its payload copied into the payload arena's start,
+  // and answers rigd's completion.  One request runs at a time.  Throws
+  // LinkLost once the connection is lost.
+  rig_proxy_completion request(rig_proxy_entry entry, std::span<const std::byte> payload = {});
+
+  // The most bytes a request's payload may have.
+  uint64_t payload_bytes() const noexcept { return layout_.payload_bytes; }
+
+  // Passes rigd the bytes bytes of the memfd fd as a host arena and answers
+  // its handle, or 0 where rigd refuses it.  Throws LinkLost.
+  uint64_t share_arena(int fd, uint64_t bytes);
+
+  // The timeline word of the client's proxy i (i below words()).
+  const rig_proxy_word *word(uint32_t i) const noexcept;
+  uint32_t words() const noexcept { return word_count_; }
+
+  // Whether the connection is lost: rigd closed its end or broke the
+  // rings' protocol, or this process is not the one that connected.  Reads
+  // the socket's state without blocking; why gets the reason.
+  bool lost(std::string *why = nullptr);
+
+ private:
+  template <class T>
+  struct Mapped {
+    T *at = nullptr;
+    size_t bytes = 0;
+  };
+  void mark_lost(const std::string &why);
+  void check_live();  // throws LinkLost; with mu_ held
+  rig_proxy_completion await(uint64_t tag);  // with mu_ held
+
+  std::string path_;
+  pid_t owner_;
+  ServiceConnection connection_;
+  Mapped<std::byte> rings_memory_;
+  Mapped<const std::byte> completion_memory_;
+  rig_proxy_ring_segment layout_{};
+  uint64_t words_offset_ = 0;
+  uint32_t word_count_ = 0;
+  std::unique_ptr<RingProducer<rig_proxy_entry>> submissions_;
+  std::unique_ptr<RingConsumer<rig_proxy_completion>> completions_;
+  std::unique_ptr<PayloadArena> payload_;
+  std::mutex mu_;  // one request at a time, and the socket's messages
+  uint64_t tag_ = 0;
+  std::atomic<bool> lost_{false};
+  std::mutex why_mu_;
+  std::string why_;
+};
+
+}  // namespace rig::proxy

@@ -1,0 +1,53 @@
+// Exported buffers (exports.hpp).
+#include "exports.hpp"
+
+#include <sys/random.h>
+
+#include <vector>
+
+namespace rigd {
+
+namespace {
+
+uint64_t random_token() {
+  uint64_t token = 0;
+  while (token == 0)
+    if (getrandom(&token, sizeof token, 0) != static_cast<ssize_t>(sizeof token)) token = 0;
+  return token;
+}
+
+}  // namespace
+
+Exports::~Exports() {
+  for (auto &[token, e] : exports_) rig_buffer_unref(e.view);
+}
+
+uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view) {
+  std::lock_guard g(mu_);
+  uint64_t token = random_token();
+  while (exports_.count(token)) token = random_token();
+  exports_.emplace(token, Export{owner, device, view});
+  return token;
+}
+
+rig_buffer_t *Exports::get(uint64_t token, size_t device) const {
+  std::lock_guard g(mu_);
+  auto it = exports_.find(token);
+  if (it == exports_.end() || it->second.device != device) return nullptr;
+  return rig_buffer_ref(it->second.view);
+}
+
+void Exports::remove_owner(uint64_t owner) {
+  std::vector<rig_buffer_t *> ended;
+  {
+    std::lock_guard g(mu_);
+    std::erase_if(exports_, [&](const auto &entry) {
+      if (entry.second.owner != owner) return false;
+      ended.push_back(entry.second.view);
+      return true;
+    });
+  }
+  for (rig_buffer_t *view : ended) rig_buffer_unref(view);
+}
+
+}  // namespace rigd
