@@ -1,8 +1,10 @@
 /* rig: the command-line tool, written over the public C API only.
  *
- *   rig devices [--json]  the devices rig_probe reports, with the properties
+ *   rig devices [--json] [--service PATH]
+ *                         the devices rig_probe reports, with the properties
  *                         of each that opens and the reason for each that
- *                         does not
+ *                         does not; those rigd serves too, where RIG_SERVICE
+ *                         is set or --service names rigd's socket
  *   rig demo              the main job: 1 MiB copied host -> MEM:0 -> MEM:1
  *                         -> host, then verified
  *   rig load FILE --device NAME [--offset N] [--length N] [--verify]
@@ -10,6 +12,9 @@
  *                         on the device NAME through the io device DISK,
  *                         showing its progress; --verify compares the
  *                         buffer's bytes with the file's, read by pread
+ *   rig share [--service PATH] [--device NAME@rigd]
+ *                         the service's main job: two processes share a
+ *                         buffer of rigd's device (rig_share.c)
  *   rig version           the tool's version and the loaded library's
  *
  * Exit status: 0 on success, 1 when a rig call fails (its status and
@@ -18,8 +23,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "commands.h"
+
 #include <rig/disk.h>
 #include <rig/rig.h>
+#include <rig/service.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,23 +40,26 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
-
 static const char usage_text[] =
     "usage: rig <command> [options]\n"
     "\n"
     "commands:\n"
-    "  devices [--json]  list the devices rig finds, with their properties\n"
+    "  devices [--json] [--service PATH]\n"
+    "                    list the devices rig finds, with their properties;\n"
+    "                    with RIG_SERVICE set or --service, rigd's too\n"
     "  demo              copy 1 MiB host -> MEM:0 -> MEM:1 -> host and verify it\n"
     "  load FILE --device NAME [--offset N] [--length N] [--verify]\n"
     "                    read FILE (or N bytes of it from --offset) into a new\n"
     "                    buffer on device NAME (CPU is the host); --verify\n"
     "                    compares the buffer with the file read again; sizes\n"
     "                    take a K, M or G suffix (powers of 1024)\n"
+    "  share [--service PATH] [--device NAME@rigd]\n"
+    "                    two processes share a buffer of rigd's device\n"
+    "                    (MEM:0@rigd by default): one fills, one verifies\n"
     "  version           print the tool's and the library's versions\n"
     "  help, --help      print this help\n";
 
-static int usage_error(void) {
+int usage_error(void) {
   fputs(usage_text, stderr);
   return EXIT_USAGE;
 }
@@ -251,11 +262,19 @@ static void print_entry_json(const entry_t *e) {
 
 static int command_devices(int argc, char **argv) {
   bool json = false;
+  const char *service = getenv("RIG_SERVICE");
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
       json = true;
+    else if (strcmp(argv[i], "--service") == 0 && i + 1 < argc)
+      service = argv[++i];
     else
       return usage_error();
+  }
+  /* rig_probe lists rigd's devices once the process is connected. */
+  if (service && *service) {
+    rig_service_options_t options = {sizeof options, service};
+    if (!succeeded(rig_service_connect(&options), "connect to rigd")) return EXIT_FAILED;
   }
 
   entry_list_t list = {0};
@@ -597,7 +616,8 @@ typedef struct command {
 
 static const command_t commands[] = {
     {"devices", command_devices}, {"demo", command_demo},
-    {"load", command_load},       {"version", command_version},
+    {"load", command_load},       {"share", command_share},
+    {"version", command_version},
     {"help", command_help},       {"--help", command_help},
     {"-h", command_help},
 };

@@ -228,7 +228,28 @@ def check_load_errors(rig):
             expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
 
 
+def check_share(rig):
+    """The service's main job through the rigd of the test fixture
+    (RIG_SERVICE): two processes share a buffer, each prints what it saw
+    (PROXY-03: the served device runs both processes' work), and rig devices
+    lists the served devices as NAME@rigd."""
+    service = os.environ.get("RIG_SERVICE", "")
+    expect(service, "RIG_SERVICE names no rigd")
+    out = run_rig_ok(rig, "share", "--service", service)
+    token = re.search(r"^filler \(pid \d+\): 4 MiB on MEM:0@rigd set to the pattern, "
+                      r"shared as token ([0-9a-f]{16})$", out, flags=re.M)
+    expect(token, f"no filler line with a token in {out!r}")
+    for line in (f"imported token {token.group(1)}: 4194304 bytes, every one the filler's pattern",
+                 "set the second half to 0xa5",
+                 "sees its first half unchanged and the reader's 0xa5 in the second",
+                 "rig share: two processes shared MEM:0@rigd's memory through rigd"):
+        expect(line in out, f"{line!r} not in {out!r}")
+    names = text_listing_names(run_rig_ok(rig, "devices", "--service", service))
+    expect("MEM:0@rigd" in names and "SIM:0@rigd" in names, f"rig devices --service lists {names}")
+
+
 CHECKS = {
+    "share": check_share,
     "devices_json": check_devices_json,
     "demo": check_demo,
     "usage": check_usage,
