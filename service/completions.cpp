@@ -32,9 +32,37 @@ void Completions::start(uint32_t proxy, uint64_t value) {
 void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points) {
   {
     std::lock_guard g(mu_);
+    // Work that is done already (a memory device's, which runs before its
+    // submit returns) raises the word here, before the hand-over's answer,
+    // so that the client's wait finds it raised: no thread to wake.
+    if (values_.empty() && reached(points)) {
+      raise(proxy, device, value, true);
+      return;
+    }
     values_.push_back({proxy, device, value, std::move(points)});
   }
   changed_.notify_all();
+}
+
+bool Completions::reached(const std::vector<rig_point_t> &points) {
+  for (rig_point_t p : points) {
+    bool done = false;
+    if (rig_point_reached(p, &done) != RIG_OK || !done) return false;
+  }
+  return true;
+}
+
+void Completions::raise(uint32_t proxy, size_t device, uint64_t value, bool done) {
+  rig_proxy_word *w = word(proxy);
+  if (!done) {
+    std::fprintf(stderr, "rigd: a proxy's work failed: %s\n", rig_last_error());
+    std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_release);
+  } else if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) == 0) {
+    std::atomic_ref<uint64_t>(w->value).store(value, std::memory_order_release);
+  }
+  served_.publish_progress(device);
+  // The waiter sleeps on the value's low half (protocol.h).
+  rig::proxy::futex_wake(reinterpret_cast<uint32_t *>(&w->value), INT32_MAX);
 }
 
 void Completions::fail(uint32_t proxy) {
@@ -64,16 +92,7 @@ void Completions::run() {
     lock.unlock();
     bool reached = true;
     for (rig_point_t p : points) reached = rig_point_wait(p) == RIG_OK && reached;
-    rig_proxy_word *w = word(proxy);
-    if (!reached) {
-      std::fprintf(stderr, "rigd: a proxy's work failed: %s\n", rig_last_error());
-      std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_release);
-    } else if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) == 0) {
-      std::atomic_ref<uint64_t>(w->value).store(value, std::memory_order_release);
-    }
-    served_.publish_progress(device);
-    // The waiter sleeps on the value's low half (protocol.h).
-    rig::proxy::futex_wake(reinterpret_cast<uint32_t *>(&w->value), INT32_MAX);
+    raise(proxy, device, value, reached);
     lock.lock();
     values_.pop_front();
   }

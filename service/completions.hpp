@@ -52,6 +52,10 @@ class Completions {
   };
 
   void run();
+  static bool reached(const std::vector<rig_point_t> &points);
+  // Raises proxy's word to value where its points were reached (done), else marks
+  // it lost; publishes the device's progress and wakes the word's waiters.
+  void raise(uint32_t proxy, size_t device, uint64_t value, bool done);
   rig_proxy_word *word(uint32_t proxy) const noexcept;
 
   std::byte *words_;
