@@ -1,0 +1,414 @@
+/* rigd, the per-host service, beside what bounds it, in the same run.  Each
+ * latency is the p50 and p99 of TRIPS round trips after WARMUP:
+ *   pingpong        two processes spinning on two words of a shared page:
+ *                   the physical limit of a cross-process round trip;
+ *   socket_echo     8 bytes each way over a Unix socketpair between two
+ *                   processes: a request/response service without rings;
+ *   fill_inprocess  rig_buffer_submit_fill + rig_point_wait of a 4 KiB
+ *                   buffer of an in-process MEM:0;
+ *   fill_rigd       the same on MEM:0@rigd, a proxy of a rigd this
+ *                   benchmark starts, serving its own MEM:0.
+ * Then `rigd_submits_K: N /s`, the fills per second that K client processes
+ * (1, 2, 4) submit through rigd together, each waiting every 64; and
+ * `rigd_idle_cpu: X %`, the share of one core rigd uses once its clients
+ * are gone.  Ratios: fill_rigd over pingpong (goal: at most 10),
+ * socket_echo over fill_rigd (goal: at least 30), fill_rigd over
+ * fill_inprocess.  If MEM:0@rigd does not open it says why, prints the
+ * baselines and rigd's idle CPU, and exits 1. */
+#define _GNU_SOURCE
+
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef RIGD_PATH
+#error "RIGD_PATH names the rigd executable"
+#endif
+
+#define WARMUP 2000
+#define TRIPS 20000
+#define FILL_BYTES 4096
+/* Submissions between two waits of a client, and how long a client submits. */
+#define CLIENT_BATCH 64
+#define CLIENT_NS 1e9
+#define MAX_CLIENTS 4
+#define IDLE_SECONDS 2
+/* How long the benchmark waits for rigd to accept, or for a client. */
+#define START_TIMEOUT_MS 5000
+#define CLIENT_TIMEOUT_MS 10000
+
+/* ---- latency ----------------------------------------------------------- */
+
+/* One round trip, the i-th (from 1) of WARMUP + TRIPS. */
+typedef void (*trip_fn)(void *context, uint64_t i);
+
+typedef struct latency {
+  double p50, p99;
+} latency;
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static latency measure_trips(trip_fn trip, void *context) {
+  double *ns = malloc(TRIPS * sizeof *ns);
+  if (!ns) bench_fail("out of memory");
+  for (uint64_t i = 1; i <= WARMUP; i++) trip(context, i);
+  for (uint64_t i = 0; i < TRIPS; i++) {
+    double start = bench_now_ns();
+    trip(context, WARMUP + 1 + i);
+    ns[i] = bench_now_ns() - start;
+  }
+  qsort(ns, TRIPS, sizeof *ns, compare_doubles);
+  latency l = {ns[TRIPS / 2], ns[TRIPS * 99 / 100]};
+  free(ns);
+  return l;
+}
+
+static void print_latency(const char *name, latency l) {
+  printf("%s_p50: %.0f ns\n%s_p99: %.0f ns\n", name, l.p50, name, l.p99);
+  fflush(stdout);
+}
+
+/* ---- child processes ----------------------------------------------------- */
+
+/* The process that runs the benchmark: only it stops rigd at exit. */
+static pid_t bench_pid;
+
+/* fork, the child getting death_signal once the benchmark dies, so that no
+ * child outlives a benchmark that failed. */
+static pid_t fork_child(int death_signal) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) bench_fail("fork failed");
+  if (pid == 0 && (prctl(PR_SET_PDEATHSIG, death_signal) != 0 || getppid() != bench_pid)) _exit(1);
+  return pid;
+}
+
+/* Waits for pid; true iff it exited with status 0. */
+static bool reap(pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* ---- baseline: shared-memory ping-pong ---------------------------------- */
+
+/* Each word on a cache line of its own: a write of one does not move the
+ * other's line. */
+typedef struct pingpong {
+  _Alignas(64) _Atomic uint64_t ping;
+  _Alignas(64) _Atomic uint64_t pong;
+} pingpong;
+
+static void pingpong_trip(void *context, uint64_t i) {
+  pingpong *words = context;
+  atomic_store_explicit(&words->ping, i, memory_order_release);
+  while (atomic_load_explicit(&words->pong, memory_order_acquire) != i) {
+  }
+}
+
+static latency measure_pingpong(void) {
+  pingpong *words = mmap(NULL, sizeof *words, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (words == MAP_FAILED) bench_fail("mmap of the shared page failed");
+  pid_t child = fork_child(SIGKILL);
+  if (child == 0) {
+    for (uint64_t i = 1; i <= WARMUP + TRIPS; i++) {
+      while (atomic_load_explicit(&words->ping, memory_order_acquire) != i) {
+      }
+      atomic_store_explicit(&words->pong, i, memory_order_release);
+    }
+    _exit(0);
+  }
+  latency l = measure_trips(pingpong_trip, words);
+  if (!reap(child)) bench_fail("the ping-pong child failed");
+  munmap(words, sizeof *words);
+  return l;
+}
+
+/* ---- baseline: Unix socket echo ------------------------------------------ */
+
+static bool transfer(int fd, uint64_t *word, bool send) {
+  char *p = (char *)word;
+  size_t left = sizeof *word;
+  while (left > 0) {
+    ssize_t n = send ? write(fd, p, left) : read(fd, p, left);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= (size_t)n;
+  }
+  return true;
+}
+
+static void echo_trip(void *context, uint64_t i) {
+  int fd = *(int *)context;
+  uint64_t back = 0;
+  if (!transfer(fd, &i, true) || !transfer(fd, &back, false) || back != i) bench_fail("the socket echo failed");
+}
+
+static latency measure_socket_echo(void) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) bench_fail("socketpair failed");
+  pid_t child = fork_child(SIGKILL);
+  if (child == 0) {
+    close(fds[0]);
+    uint64_t word;
+    while (transfer(fds[1], &word, false))
+      if (!transfer(fds[1], &word, true)) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  latency l = measure_trips(echo_trip, &fds[0]);
+  close(fds[0]); /* the child reads end of file and exits */
+  if (!reap(child)) bench_fail("the socket echo child failed");
+  return l;
+}
+
+/* ---- fills ----------------------------------------------------------------- */
+
+static void fill_trip(void *context, uint64_t i) {
+  rig_point_t p;
+  BENCH_CHECK(rig_buffer_submit_fill(context, (uint8_t)i, NULL, 0, &p));
+  BENCH_CHECK(rig_point_wait(p));
+}
+
+/* Times fill_trip on a new buffer of d, then checks the buffer holds the
+ * last fill's bytes: a fill that did nothing would be timed for nothing. */
+static latency measure_fills(rig_device_t *d) {
+  rig_buffer_t *b = NULL;
+  BENCH_CHECK(rig_buffer_create(d, FILL_BYTES, RIG_MEMORY_DEVICE, &b));
+  latency l = measure_trips(fill_trip, b);
+  uint8_t bytes[FILL_BYTES];
+  BENCH_CHECK(rig_buffer_blit_to_bytes(b, 0, bytes, FILL_BYTES, 0, FILL_BYTES));
+  uint8_t last = (uint8_t)(WARMUP + TRIPS);
+  for (size_t i = 0; i < FILL_BYTES; i++)
+    if (bytes[i] != last) bench_fail("a fill did not land: the buffer lacks the last fill's bytes");
+  rig_buffer_unref(b);
+  return l;
+}
+
+/* ---- rigd ---------------------------------------------------------------- */
+
+static pid_t rigd_pid;
+static char rigd_dir[128];
+static char rigd_socket[sizeof rigd_dir + 16];
+
+/* Stops rigd and removes its directory; true iff rigd exited with 0.  At
+ * exit too, so that a benchmark that fails leaves no rigd behind. */
+static bool stop_rigd(void) {
+  if (getpid() != bench_pid || rigd_pid == 0) return true;
+  kill(rigd_pid, SIGTERM);
+  bool clean = reap(rigd_pid);
+  rigd_pid = 0;
+  rmdir(rigd_dir); /* rigd removed its socket */
+  if (!clean) fprintf(stderr, "rigd did not exit cleanly on SIGTERM\n");
+  return clean;
+}
+
+static void stop_rigd_at_exit(void) { stop_rigd(); }
+
+static bool rigd_accepts(void) {
+  struct sockaddr_un address = {.sun_family = AF_UNIX};
+  memcpy(address.sun_path, rigd_socket, strlen(rigd_socket) + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) bench_fail("socket failed");
+  /* rigd ends a session whose client closes before its hello quietly. */
+  bool accepts = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
+  close(fd);
+  return accepts;
+}
+
+/* Starts rigd serving MEM:0 on a socket of a new private directory and
+ * returns once it accepts; RIG_SERVICE names the socket from then on. */
+static void start_rigd(void) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(rigd_dir, sizeof rigd_dir, "%s/rig-bench-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
+  if (!mkdtemp(rigd_dir)) bench_fail("mkdtemp failed");
+  snprintf(rigd_socket, sizeof rigd_socket, "%s/rigd.sock", rigd_dir);
+  if (strlen(rigd_socket) >= sizeof((struct sockaddr_un){0}).sun_path) bench_fail("the socket path is too long");
+  rigd_pid = fork_child(SIGTERM);
+  if (rigd_pid == 0) {
+    execl(RIGD_PATH, "rigd", "--socket", rigd_socket, "--devices", "MEM:0", "--foreground", (char *)NULL);
+    _exit(127);
+  }
+  atexit(stop_rigd_at_exit);
+  for (int waited_ms = 0; !rigd_accepts(); waited_ms += 10) {
+    int status;
+    if (waitpid(rigd_pid, &status, WNOHANG) == rigd_pid) {
+      rigd_pid = 0;
+      bench_fail("rigd exited before it accepted");
+    }
+    if (waited_ms >= START_TIMEOUT_MS) bench_fail("rigd did not accept within 5 s");
+    usleep(10000);
+  }
+  if (setenv("RIG_SERVICE", rigd_socket, 1) != 0) bench_fail("setenv failed");
+}
+
+/* ---- rigd: clients' submissions per second -------------------------------- */
+
+/* What a client reports: once ready (count unused), once done. */
+typedef struct client_report {
+  int64_t ok; /* as wide as the others: the record has no padding */
+  uint64_t count;
+  double ns;
+} client_report;
+
+static int client_report_fd;
+
+static void client_send(client_report r) {
+  if (write(client_report_fd, &r, sizeof r) != (ssize_t)sizeof r) _exit(1);
+}
+
+static void client_check(rig_status_t status, const char *call) {
+  if (status == RIG_OK) return;
+  fprintf(stderr, "client %d: %s: %s: %s\n", (int)getpid(), call, rig_status_name(status), rig_last_error());
+  client_send((client_report){0, 0, 0});
+  _exit(1);
+}
+#define CLIENT_CHECK(call) client_check((call), #call)
+
+/* A client process: opens MEM:0@rigd itself (a device never crosses a
+ * fork), reports ready, and once go_fd reads end of file submits fills for
+ * CLIENT_NS, waiting every CLIENT_BATCH, then reports its count. */
+_Noreturn static void client_main(int go_fd) {
+  rig_device_t *d = NULL;
+  CLIENT_CHECK(rig_open("MEM:0@rigd", NULL, &d));
+  rig_buffer_t *b = NULL;
+  CLIENT_CHECK(rig_buffer_create(d, FILL_BYTES, RIG_MEMORY_DEVICE, &b));
+  rig_point_t p;
+  CLIENT_CHECK(rig_buffer_submit_fill(b, 0, NULL, 0, &p));
+  CLIENT_CHECK(rig_point_wait(p));
+  client_send((client_report){1, 0, 0});
+  char go;
+  if (read(go_fd, &go, 1) != 0) _exit(1);
+
+  uint64_t count = 0;
+  double start = bench_now_ns(), ns;
+  do {
+    for (int i = 0; i < CLIENT_BATCH; i++, count++)
+      CLIENT_CHECK(rig_buffer_submit_fill(b, (uint8_t)count, NULL, 0, &p));
+    CLIENT_CHECK(rig_point_wait(p));
+  } while ((ns = bench_now_ns() - start) < CLIENT_NS);
+  client_send((client_report){1, count, ns});
+  rig_buffer_unref(b);
+  CLIENT_CHECK(rig_close(d));
+  _exit(0);
+}
+
+static client_report client_receive(int fd) {
+  client_report r;
+  struct pollfd readable = {fd, POLLIN, 0};
+  if (poll(&readable, 1, CLIENT_TIMEOUT_MS) != 1 || read(fd, &r, sizeof r) != (ssize_t)sizeof r || !r.ok)
+    bench_fail("a client of rigd failed");
+  return r;
+}
+
+/* The fills per second that n clients submit together. */
+static double measure_clients(int n) {
+  int report[2], go[2];
+  if (pipe2(report, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) bench_fail("pipe failed");
+  pid_t clients[MAX_CLIENTS];
+  for (int i = 0; i < n; i++) {
+    clients[i] = fork_child(SIGKILL);
+    if (clients[i] == 0) {
+      close(report[0]);
+      close(go[1]);
+      client_report_fd = report[1];
+      client_main(go[0]);
+    }
+  }
+  close(report[1]);
+  close(go[0]);
+  for (int i = 0; i < n; i++) client_receive(report[0]);
+  close(go[1]); /* go: every client reads end of file */
+  double rate = 0;
+  for (int i = 0; i < n; i++) {
+    client_report r = client_receive(report[0]);
+    rate += (double)r.count * 1e9 / r.ns;
+  }
+  close(report[0]);
+  for (int i = 0; i < n; i++)
+    if (!reap(clients[i])) bench_fail("a client of rigd exited with an error");
+  return rate;
+}
+
+/* ---- rigd: idle CPU -------------------------------------------------------- */
+
+/* utime + stime of rigd, all its threads, in clock ticks (proc(5)). */
+static double rigd_cpu_ticks(void) {
+  char path[64], text[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)rigd_pid);
+  FILE *f = fopen(path, "r");
+  if (!f) bench_fail("cannot read rigd's /proc stat");
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  /* Fields from the 3rd on follow the last ')': the name may hold any. */
+  const char *p = strrchr(text, ')');
+  unsigned long long utime, stime;
+  if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+    bench_fail("cannot parse rigd's /proc stat");
+  return (double)(utime + stime);
+}
+
+static double measure_idle_cpu(void) {
+  double before = rigd_cpu_ticks();
+  sleep(IDLE_SECONDS);
+  double ticks = rigd_cpu_ticks() - before;
+  return 100.0 * ticks / (double)sysconf(_SC_CLK_TCK) / IDLE_SECONDS;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+int main(void) {
+  bench_pid = getpid();
+  latency pingpong = measure_pingpong();
+  print_latency("pingpong", pingpong);
+  latency echo = measure_socket_echo();
+  print_latency("socket_echo", echo);
+  rig_device_t *mem = NULL;
+  BENCH_CHECK(rig_memory_device("MEM:0", &mem));
+  latency inprocess = measure_fills(mem);
+  print_latency("fill_inprocess", inprocess);
+
+  start_rigd();
+  rig_device_t *proxy = NULL;
+  rig_status_t opened = rig_open("MEM:0@rigd", NULL, &proxy);
+  latency rigd = {0, 0};
+  if (opened != RIG_OK) {
+    fprintf(stderr, "rig_open(\"MEM:0@rigd\"): %s: %s\n", rig_status_name(opened), rig_last_error());
+  } else {
+    rigd = measure_fills(proxy);
+    print_latency("fill_rigd", rigd);
+    BENCH_CHECK(rig_close(proxy));
+    for (int n = 1; n <= MAX_CLIENTS; n *= 2) {
+      printf("rigd_submits_%d: %.0f /s\n", n, measure_clients(n));
+      fflush(stdout);
+    }
+  }
+  printf("rigd_idle_cpu: %.1f %%\n", measure_idle_cpu());
+  bool stopped = stop_rigd();
+  if (opened == RIG_OK) {
+    printf("ratio rigd_vs_pingpong: %.2f (goal: at most 10)\n", rigd.p50 / pingpong.p50);
+    printf("ratio socket_echo_vs_rigd: %.2f (goal: at least 30)\n", echo.p50 / rigd.p50);
+    printf("ratio rigd_vs_inprocess: %.2f\n", rigd.p50 / inprocess.p50);
+  }
+  return opened == RIG_OK && stopped ? 0 : 1;
+}
