@@ -141,6 +141,12 @@ class DriverDevice {
   // Releases to the device the work held up to value.
   virtual void commit(uint64_t) {}
 
+  // True iff the device's queues wait themselves on the words of other, a
+  // device of the same driver whose word is its driver's own (own_word):
+  // the waits submit gets then name other's facts.word.  A proxy waits so
+  // on the proxies of its own connection to rigd.
+  virtual bool queue_waits_on(const DriverDevice &) const { return false; }
+
   // Timeline: the word's value, acquire order (own_word drivers).
   virtual uint64_t signaled() { return facts().word->load(std::memory_order_acquire); }
   // Blocks until the word differs from seen, at most still_ms; may return

@@ -34,9 +34,14 @@ namespace {
 
 constexpr int kGrowTries = 4;
 
-// True iff d's queue waits for dep on the device, reading dep's word.
+// True iff d's queue waits for dep on the device, reading dep's word: a
+// plain word where d's queues wait on other devices' words, a word of a
+// driver's own where d's driver says its queues wait on it.
 bool waits_on_queue(const rig_device_t *d, const Dependency &dep) {
-  return d->facts.queue_waits && !dep.device->facts.own_word && !dep.device->is_host;
+  const rig_device_t *on = dep.device;
+  if (on->is_host) return false;
+  if (!on->facts.own_word) return d->facts.queue_waits;
+  return on->driver == d->driver && on->facts.word && d->drv->queue_waits_on(*on->drv);
 }
 
 // Asks room until the work fits, growing the queues where the driver asks.

@@ -20,7 +20,7 @@ constexpr int word_spins = 2000;
 // it promptly.
 constexpr int64_t word_sleep_ms = 50;
 
-Facts facts_of(const rig_proxy_device_record &r) {
+Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word) {
   Facts f;
   f.arch = r.arch;
   f.alignment = r.alignment;
@@ -34,8 +34,10 @@ Facts facts_of(const rig_proxy_device_record &r) {
   // large.
   f.maps_staging = true;
   // The word lies in the read-only completion segment, and after stop only
-  // signaled() knows the last value.
+  // signaled() knows the last value.  Other proxies of the connection wait
+  // on it in their hand-overs (queue_waits_on).
   f.own_word = true;
+  f.word = reinterpret_cast<const std::atomic<uint64_t> *>(&word->value);
   return f;
 }
 
@@ -59,7 +61,7 @@ ProxyDevice::ProxyDevice(std::shared_ptr<RigdLink> link, uint32_t served, uint32
       served_(served),
       index_(index),
       word_(link_->word(index)),
-      facts_(facts_of(link_->devices()[served])),
+      facts_(facts_of(link_->devices()[served], word_)),
       accepted_(start) {}
 
 rig_proxy_completion ProxyDevice::ask(uint16_t opcode, uint64_t a0, uint64_t a1, uint64_t a2,
@@ -141,6 +143,11 @@ bool ProxyDevice::peer(const DriverDevice &other) const {
   return (link_->devices()[served_].reaches >> proxy->served_) & 1;
 }
 
+bool ProxyDevice::queue_waits_on(const DriverDevice &other) const {
+  auto *proxy = dynamic_cast<const ProxyDevice *>(&other);
+  return proxy && proxy->link_ == link_;
+}
+
 Region ProxyDevice::map_peer(DriverDevice &, Region r) {
   rig_proxy_completion a = ask(RIG_PROXY_OP_MAP_PEER, region_of(r)->handle);
   if (a.status != RIG_OK || a.value == 0) return nullptr;
@@ -172,17 +179,26 @@ rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
   // A proxy runs copies and fills (rigd's addition to the spec's copies).
   for (uint32_t i = 0; i < w.part_count; i++)
     if (w.parts[i].kind != RIG_PART_COPY && w.parts[i].kind != RIG_PART_FILL) return RIG_NEVER;
-  uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.part_count} * sizeof(rig_proxy_part);
-  if (w.wait_count > 0 || payload > link_->payload_bytes()) return RIG_NEVER;
+  uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.wait_count} * sizeof(rig_proxy_wait) +
+                     uint64_t{w.part_count} * sizeof(rig_proxy_part);
+  if (payload > link_->payload_bytes()) return RIG_NEVER;
   std::lock_guard g(flight_mu_);
   retire_done();
   return flight_bytes_ > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
 }
 
 void ProxyDevice::submit(const rig_edge_work_t &w) {
-  std::vector<std::byte> payload(sizeof(rig_proxy_handover) + w.part_count * sizeof(rig_proxy_part));
-  rig_proxy_handover header{0, w.part_count};
+  std::vector<std::byte> payload(sizeof(rig_proxy_handover) + w.wait_count * sizeof(rig_proxy_wait) +
+                                 w.part_count * sizeof(rig_proxy_part));
+  rig_proxy_handover header{w.wait_count, w.part_count};
   std::memcpy(payload.data(), &header, sizeof header);
+  // Each wait names the word of a proxy of this connection (queue_waits_on),
+  // which rigd knows by the proxy's index.
+  std::byte *at = payload.data() + sizeof header;
+  for (uint32_t i = 0; i < w.wait_count; i++, at += sizeof(rig_proxy_wait)) {
+    rig_proxy_wait wait{link_->word_index(const_cast<const uint64_t *>(w.waits[i].word)), 0, w.waits[i].value};
+    std::memcpy(at, &wait, sizeof wait);
+  }
   uint64_t bytes = 0;
   for (uint32_t i = 0; i < w.part_count; i++) {
     const rig_edge_part_t &part = w.parts[i];
@@ -199,7 +215,7 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
       p = {RIG_PROXY_PART_FILL, f.value, 0, 0, dst, dst_offset, f.bytes, 1, 0, f.bytes};
       bytes += f.bytes;
     }
-    std::memcpy(payload.data() + sizeof header + i * sizeof p, &p, sizeof p);
+    std::memcpy(at + i * sizeof p, &p, sizeof p);
   }
   rig_proxy_completion a = ask(RIG_PROXY_OP_HANDOVER, w.value, 0, 0, payload);
   if (a.status != RIG_OK)

@@ -39,6 +39,7 @@ class ProxyDevice : public DriverDevice {
   bool peer(const DriverDevice &other) const override;
   Region map_peer(DriverDevice &owner, Region r) override;
   Region map_host(void *p, int64_t n) override;
+  bool queue_waits_on(const DriverDevice &other) const override;
   rig_edge_room_t room(const rig_edge_work_t &w) override;
   void submit(const rig_edge_work_t &w) override;
   uint64_t signaled() override;

@@ -91,6 +91,11 @@ const rig_proxy_word *RigdLink::word(uint32_t i) const noexcept {
                                                   uint64_t{i} * RIG_PROXY_CACHE_LINE);
 }
 
+uint32_t RigdLink::word_index(const uint64_t *value) const noexcept {
+  auto offset = reinterpret_cast<const std::byte *>(value) - (completion_memory_.at + words_offset_);
+  return static_cast<uint32_t>(static_cast<uint64_t>(offset) / RIG_PROXY_CACHE_LINE);
+}
+
 void RigdLink::mark_lost(const std::string &why) {
   std::lock_guard g(why_mu_);
   if (lost_.load()) return;

@@ -55,6 +55,8 @@ class RigdLink {
   // The timeline word of the client's proxy i (i below words()).
   const rig_proxy_word *word(uint32_t i) const noexcept;
   uint32_t words() const noexcept { return word_count_; }
+  // The index of the proxy whose word's value lies at value.
+  uint32_t word_index(const uint64_t *value) const noexcept;
 
   // Whether the connection is lost: rigd closed its end or broke the
   // rings' protocol, or this process is not the one that connected.  Reads
