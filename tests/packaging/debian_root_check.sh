@@ -3,9 +3,10 @@
 # user would: builds the .deb files from the working tree
 # (packaging/build-deb.sh, with lintian), makes a minimal Debian 12 root
 # with debootstrap, installs the packages there with apt, and in that root
-# runs `rig devices`, checks rigd's units and its user, and builds and runs
+# runs `rig devices`, checks rigd's units and its user, builds and runs
 # the consumer program with `pkg-config --cflags --libs rig` and with
-# CMake's find_package(rig).  Needs root, network access to the mirror,
+# CMake's find_package(rig), and starts rigd as its user with clients
+# sharing a buffer through it (`rig share`).  Needs root, network access to the mirror,
 # debootstrap and what build-deb.sh needs.
 #
 # Usage: debian_root_check.sh [DEB_DIR]
@@ -19,7 +20,9 @@ mirror=${RIG_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/rig-debroot-XXXXXX")
 root=$work/root
 
+rigd_pid=
 cleanup() {
+  [[ -n $rigd_pid ]] && kill "$rigd_pid" 2>/dev/null
   for mount in "$root/sys" "$root/proc"; do
     mountpoint -q "$mount" && umount -l "$mount"
   done
@@ -53,9 +56,12 @@ mkdir -p "$root/opt/rig-debs" "$root/opt/consumer"
 find "$debs" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' -exec cp {} "$root/opt/rig-debs/" \;
 cp "$here/consumer/consumer.c" "$here/consumer/CMakeLists.txt" "$root/opt/consumer/"
 
+# A command in the root: in_root runs it; a background one runs the array
+# itself, so that $! is the command's pid and not a subshell's.
+root_command=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8
+  DEBIAN_FRONTEND=noninteractive)
 in_root() {
-  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
-    DEBIAN_FRONTEND=noninteractive "$@"
+  "${root_command[@]}" "$@"
 }
 
 in_root apt-get update -q >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get update"; }
@@ -81,8 +87,22 @@ echo "== consumer built with find_package(rig)"
 in_root bash -c 'cmake -S /opt/consumer -B /opt/consumer/build >/dev/null && cmake --build /opt/consumer/build >/dev/null &&
   /opt/consumer/build/consumer'
 
-# TODO(rigd): once rigd serves clients, start it here (rigd --foreground
-# --socket /run/rig/rigd.sock in the background, as the user rig) and run
-# a client through the proxy driver against it.
+echo "== rigd as the user rig, and clients through it"
+# As the service would run it: the user rig, the socket under /run/rig
+# (systemd makes the directory; here install does), a memory device served.
+in_root install -d -o rig -g rig -m 0755 /run/rig
+"${root_command[@]}" setpriv --reuid=rig --regid=rig --init-groups \
+  rigd --foreground --socket /run/rig/rigd.sock --devices MEM:0 >"$work/rigd.log" 2>&1 &
+rigd_pid=$!
+for _ in $(seq 100); do
+  [[ -S $root/run/rig/rigd.sock ]] && break
+  sleep 0.1
+done
+[[ -S $root/run/rig/rigd.sock ]] || { cat "$work/rigd.log"; fail "rigd did not start"; }
+in_root rig devices --service /run/rig/rigd.sock | grep -qx 'MEM:0@rigd' || fail "rig devices does not list MEM:0@rigd"
+in_root rig share --service /run/rig/rigd.sock || { cat "$work/rigd.log"; fail "rig share through rigd failed"; }
+kill "$rigd_pid"
+wait "$rigd_pid" || { cat "$work/rigd.log"; fail "rigd did not end cleanly on SIGTERM"; }
+rigd_pid=
 
 echo "debian_root_check: ok"
