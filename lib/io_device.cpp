@@ -45,17 +45,14 @@ class IoDevice final : public DriverDevice {
   std::atomic<uint64_t> word_;
 };
 
-// The identity of an io library among drivers: one per table of functions.
+// The identity of an io library among drivers: one per table of functions
+// (io_driver_of).
 class IoDriver final : public Driver {
  public:
-  explicit IoDriver(const rig_io_ops_t *ops) : ops_(ops) {}
   const char *prefix() const override { return ""; }
   std::unique_ptr<DriverDevice> open(const std::string &, const std::string &, uint64_t) override {
     throw std::runtime_error("an io device opens through rig_open_io");
   }
-
- private:
-  const rig_io_ops_t *ops_;
 };
 
 Driver *io_driver_of(const rig_io_ops_t *ops) {
@@ -63,7 +60,7 @@ Driver *io_driver_of(const rig_io_ops_t *ops) {
   static auto *drivers = new std::map<const rig_io_ops_t *, IoDriver *>();
   std::lock_guard<std::mutex> g(mu);
   IoDriver *&d = (*drivers)[ops];
-  if (!d) d = new IoDriver(ops);
+  if (!d) d = new IoDriver();
   return d;
 }
 

@@ -27,7 +27,7 @@ bool part_fits(const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) {
     return false;
   if (p.kind == RIG_PROXY_PART_FILL)
     return p.value <= UINT8_MAX && p.src == 0 && p.src_offset == 0 && p.src_pitch == 0 &&
-           p.dst_pitch == p.width && p.width <= INT64_MAX / p.rows &&
+           p.dst_pitch == p.width && p.rows != 0 && p.width <= INT64_MAX / p.rows &&
            rows_fit(p.dst_offset, p.width * p.rows, 1, 0, size(dst));
   return p.value == 0 && rows_fit(p.src_offset, p.width, p.rows, p.src_pitch, size(src)) &&
          rows_fit(p.dst_offset, p.width, p.rows, p.dst_pitch, size(dst));
@@ -42,29 +42,12 @@ rig_buffer_t *extent_view(rig_buffer_t *b, uint64_t offset, uint64_t width, uint
   return view;
 }
 
-// Runs a copy part between views of the bytes it spans on each side: the
-// client's buffers share no byte, and views of what each side spans share
-// none either, where the whole memory behind two handles may be one.
-rig_status_t submit_copy_part(const HeldPart &h, const std::vector<rig_point_t> &waits, rig_point_t &done) {
-  const rig_proxy_part &p = h.part;
-  rig_buffer_t *src = extent_view(h.src, p.src_offset, p.width, p.rows, p.src_pitch);
-  rig_buffer_t *dst = extent_view(h.dst, p.dst_offset, p.width, p.rows, p.dst_pitch);
-  rig_box_t box{0, 0, static_cast<int64_t>(p.width), static_cast<int64_t>(p.rows), static_cast<int64_t>(p.src_pitch),
-                static_cast<int64_t>(p.dst_pitch)};
-  rig_status_t status = src && dst ? rig_buffer_submit_copy(src, dst, &box, 1, waits.data(), waits.size(), &done)
-                                   : RIG_EINVAL;
-  rig_buffer_unref(src);
-  rig_buffer_unref(dst);
-  return status;
-}
-
-rig_status_t submit_fill_part(const HeldPart &h, const std::vector<rig_point_t> &waits, rig_point_t &done) {
-  const rig_proxy_part &p = h.part;
-  rig_buffer_t *dst = extent_view(h.dst, p.dst_offset, p.width * p.rows, 1, 0);
-  rig_status_t status = dst ? rig_buffer_submit_fill(dst, static_cast<uint8_t>(p.value), waits.data(), waits.size(), &done)
-                            : RIG_EINVAL;
-  rig_buffer_unref(dst);
-  return status;
+// The views a part that fits spans: for a copy, both sides' (the box then
+// starts at each view's byte 0); for a fill, its bytes.
+HeldPart spanned(const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) {
+  if (p.kind == RIG_PROXY_PART_FILL) return {p, nullptr, extent_view(dst, p.dst_offset, p.width * p.rows, 1, 0)};
+  return {p, extent_view(src, p.src_offset, p.width, p.rows, p.src_pitch),
+          extent_view(dst, p.dst_offset, p.width, p.rows, p.dst_pitch)};
 }
 
 }  // namespace
@@ -99,14 +82,15 @@ bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> 
     if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL) return false;
     rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src) : nullptr;
     rig_buffer_t *dst = objects.get(p.dst);
-    HeldPart h{p, src, dst};
     bool sides = dst && (p.kind == RIG_PROXY_PART_FILL || src);
-    if (!sides || !part_fits(p, src, dst)) {
-      rig_buffer_unref(src);
-      rig_buffer_unref(dst);
-      return false;
-    }
+    HeldPart h{p, nullptr, nullptr};
+    if (sides && part_fits(p, src, dst)) h = spanned(p, src, dst);
+    rig_buffer_unref(src);
+    rig_buffer_unref(dst);
+    bool whole = h.dst && (p.kind == RIG_PROXY_PART_FILL || (h.src && !rig_buffer_share_byte(h.src, h.dst)));
+    // Held even when refused, so that held releases its views.
     held.add(h);
+    if (!whole) return false;
   }
   return true;
 }
@@ -114,9 +98,16 @@ bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> 
 rig_status_t submit_parts(const HeldParts &held, const std::vector<rig_point_t> &waits,
                           std::vector<rig_point_t> &points) {
   for (const HeldPart &h : held.parts()) {
+    const rig_proxy_part &p = h.part;
     rig_point_t done;
-    rig_status_t status = h.part.kind == RIG_PROXY_PART_COPY ? submit_copy_part(h, waits, done)
-                                                             : submit_fill_part(h, waits, done);
+    rig_status_t status;
+    if (p.kind == RIG_PROXY_PART_COPY) {
+      rig_box_t box{0, 0, static_cast<int64_t>(p.width), static_cast<int64_t>(p.rows),
+                    static_cast<int64_t>(p.src_pitch), static_cast<int64_t>(p.dst_pitch)};
+      status = rig_buffer_submit_copy(h.src, h.dst, &box, 1, waits.data(), waits.size(), &done);
+    } else {
+      status = rig_buffer_submit_fill(h.dst, static_cast<uint8_t>(p.value), waits.data(), waits.size(), &done);
+    }
     if (status != RIG_OK) return status;
     points.push_back(done);
   }

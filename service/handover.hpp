@@ -23,10 +23,11 @@ struct Handover {
 // size exactly.
 std::optional<Handover> read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes);
 
-// A part with the buffers it names, each a reference of its own.
+// A part with views of the bytes it spans on each side, each a reference
+// of its own: what the part reads (NULL for a fill) and what it writes.
 struct HeldPart {
   rig_proxy_part part;
-  rig_buffer_t *src;  // NULL for a fill
+  rig_buffer_t *src;
   rig_buffer_t *dst;
 };
 
@@ -45,9 +46,11 @@ class HeldParts {
   std::vector<HeldPart> parts_;
 };
 
-// The buffers of each part, into held; false if a part is of no known
-// kind, names a handle objects does not hold, or reaches bytes outside its
-// buffer (its rows overflow or pass the buffer's end).
+// Views of the bytes each part spans, into held; false if a part is of no
+// known kind, names a handle objects does not hold, reaches bytes outside
+// its buffer (its rows overflow or pass the buffer's end), or is a copy
+// whose sides share a byte (one memory behind two handles, a borrow of the
+// other side).  A hand-over that holds is one rig takes as it is.
 bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held);
 
 // Submits each held part, in order, after waits, its point appended to

@@ -109,8 +109,10 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   p.handed = entry.args[0];
   std::vector<rig_point_t> points;
   rig_status_t status = submit_parts(parts, waits, points);
-  completions_.expect(proxy, p.device, p.handed, std::move(points));
+  // A value that failed to start marks the word lost first, so that its
+  // started parts, once done, do not raise it.
   if (status != RIG_OK) completions_.fail(proxy);
+  completions_.expect(proxy, p.device, p.handed, std::move(points));
   return status;
 }
 

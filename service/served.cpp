@@ -79,6 +79,10 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
   for (size_t i = 0; i < devices_.size(); ++i) publish_progress(i);
 }
 
+void ServedDevices::free_caches() const noexcept {
+  for (const auto &d : devices_) rig_free_cache(d.get());
+}
+
 void ServedDevices::publish_progress(size_t i) const noexcept {
   uint64_t value = 0;
   if (rig_signaled(devices_[i].get(), &value) != RIG_OK) return;

@@ -28,6 +28,9 @@ class ServedDevices {
   const std::vector<rig_proxy_device_record> &records() const noexcept { return records_; }
   const Segment &segment() const noexcept { return *segment_; }
 
+  // Returns every served device's cached memory to its driver (rig_free_cache).
+  void free_caches() const noexcept;
+
   // Copies device i's timeline value (rig_signaled) into its word of the
   // device segment, release order.  Any thread may call it.
   void publish_progress(size_t i) const noexcept;

@@ -179,6 +179,14 @@ bool Session::welcome(const Segment &completion, const Segment &ring) {
 }
 
 void Session::run(const rig::proxy::RingSegment &rings, const Segment &completion) {
+  serve_client(rings, completion);
+  // What the client held is in rig's caches now: it goes back to the
+  // drivers, so that a client that goes, however it goes, leaves rigd
+  // holding what it held before the client came.
+  served_.free_caches();
+}
+
+void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion) {
   ClientObjects objects(policy_.quota_bytes);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, served_);
   Requests requests(served_, exports_, client_, objects, completions, rings.payload(), proxy_words);

@@ -36,8 +36,10 @@ class Session {
   bool admit();
   // Sends the welcome, the device records and the segments' fds.
   bool welcome(const Segment &completion, const Segment &ring);
-  // Serves the admitted client's rings and socket until it goes or stop().
+  // Serves the admitted client's rings and socket until it goes or stop(),
+  // then returns what it held to the served devices' drivers.
   void run(const rig::proxy::RingSegment &rings, const Segment &completion);
+  void serve_client(const rig::proxy::RingSegment &rings, const Segment &completion);
 
   int socket_;
   const ServedDevices &served_;
