@@ -41,11 +41,16 @@ ServiceConnection connect_to_rigd(const std::string &path, uint32_t version) {
   if (path.empty() || path.size() >= sizeof address.sun_path)
     throw HandshakeError("the service path is empty or too long: " + path);
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  ServiceConnection c;
-  c.socket = OwnedFd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (c.socket.get() < 0) fail("socket");
-  if (connect(c.socket.get(), reinterpret_cast<sockaddr *>(&address), sizeof address) != 0)
+  OwnedFd connected(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (connected.get() < 0) fail("socket");
+  if (connect(connected.get(), reinterpret_cast<sockaddr *>(&address), sizeof address) != 0)
     fail("cannot connect to rigd at " + path);
+  return shake_hands(std::move(connected), version);
+}
+
+ServiceConnection shake_hands(OwnedFd socket, uint32_t version) {
+  ServiceConnection c;
+  c.socket = std::move(socket);
   rig_proxy_hello hello{RIG_PROXY_MAGIC_HELLO, version};
   if (!send_message(c.socket.get(), std::as_bytes(std::span(&hello, 1)))) fail("rigd closed the connection");
   rig_proxy_welcome welcome{};

@@ -42,4 +42,8 @@ struct HandshakeError : std::runtime_error {
 // protocol version (this library's, but for tests of a refusal).
 ServiceConnection connect_to_rigd(const std::string &path, uint32_t version = RIG_PROXY_VERSION);
 
+// Shakes hands with rigd on socket, a stream socket connected to it: sends
+// the hello and reads the welcome, the device records and the segments.
+ServiceConnection shake_hands(OwnedFd socket, uint32_t version = RIG_PROXY_VERSION);
+
 }  // namespace rig::proxy

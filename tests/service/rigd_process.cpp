@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace {
@@ -64,6 +65,14 @@ RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd,
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return rigd;
+}
+
+RigdProcess start_rigd_with_config(std::vector<std::string> arguments, const std::string &config_text) {
+  std::string directory = make_temporary_directory();
+  std::string config = directory + "/rigd.conf";
+  std::ofstream(config) << config_text;
+  arguments.insert(arguments.end(), {"--config", config});
+  return start_rigd(arguments, -1, directory);
 }
 
 int stop_rigd(RigdProcess &rigd) {

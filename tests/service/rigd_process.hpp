@@ -30,6 +30,9 @@ std::string make_temporary_directory();
 RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd = -1,
                        std::string directory = make_temporary_directory());
 
+// start_rigd with --config, a file of config_text in rigd's directory.
+RigdProcess start_rigd_with_config(std::vector<std::string> arguments, const std::string &config_text);
+
 // Sends rigd SIGTERM and returns its wait status.  rigd also gets SIGTERM
 // if the test process dies first.
 int stop_rigd(RigdProcess &rigd);

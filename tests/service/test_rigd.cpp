@@ -28,7 +28,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 using namespace rig::proxy;
@@ -158,10 +157,8 @@ Test(rigd, another_protocol_version_is_refused, .timeout = 60) {
 }
 
 Test(rigd, a_user_the_policy_does_not_admit_is_refused, .timeout = 60) {
-  std::string directory = make_temporary_directory();
-  std::string config = directory + "/rigd.conf";
-  std::ofstream(config) << "allow_users = " << getuid() + 1 << "\n";
-  RigdProcess rigd = start_rigd({"--devices", "MEM:0", "--config", config}, -1, directory);
+  RigdProcess rigd =
+      start_rigd_with_config({"--devices", "MEM:0"}, "allow_users = " + std::to_string(getuid() + 1) + "\n");
   std::string why = refusal(rigd.socket);
   cr_assert(why.find("not admitted") != std::string::npos, "%s", why.c_str());
   cr_assert(ended_cleanly(stop_rigd(rigd)));

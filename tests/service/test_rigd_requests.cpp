@@ -17,174 +17,17 @@
  * sealed against shrinking is refused; an alloc past the client's quota
  * answers RIG_ENOMEM with the bytes; a client that goes with work in
  * flight leaves rigd serving others and ending cleanly. */
-#include "handshake.hpp"
+#include "raw_client.hpp"
 #include "rigd_process.hpp"
-#include "ring_segment.hpp"
-#include "socket_messages.hpp"
 
 #include <criterion/criterion.h>
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cstring>
-#include <fstream>
-#include <type_traits>
 #include <vector>
 
-using namespace rig::proxy;
-
-namespace {
-
-constexpr int rig_ok = 0, rig_einval = -1, rig_enomem = -3;
-constexpr uint64_t arena_bytes = 1 << 16;
-
-template <class T>
-struct Mapping {
-  T *at = nullptr;
-  size_t bytes = 0;
-  Mapping(int fd, int protection) {
-    struct stat st;
-    cr_assert(fstat(fd, &st) == 0);
-    bytes = static_cast<size_t>(st.st_size);
-    void *p = mmap(nullptr, bytes, protection, MAP_SHARED, fd, 0);
-    cr_assert(p != MAP_FAILED);
-    at = static_cast<T *>(p);
-  }
-  ~Mapping() { munmap(const_cast<std::remove_const_t<T> *>(at), bytes); }
-};
-
-// A client of rigd speaking protocol.h by hand.
-struct Client {
-  ServiceConnection connection;
-  Mapping<std::byte> ring_memory;
-  Mapping<const std::byte> completion_memory;
-  rig_proxy_ring_segment layout;
-  RingProducer<rig_proxy_entry> submissions;
-  RingConsumer<rig_proxy_completion> completions;
-  PayloadArena payload;
-  uint64_t tag = 0;
-
-  explicit Client(const std::string &socket)
-      : connection(connect_to_rigd(socket)),
-        ring_memory(connection.ring_segment.get(), PROT_READ | PROT_WRITE),
-        completion_memory(connection.completion_segment.get(), PROT_READ),
-        layout(checked_layout()),
-        submissions(RingSegment(ring_memory.at, layout).submission_producer()),
-        completions(RingSegment(ring_memory.at, layout).completion_consumer()),
-        payload(RingSegment(ring_memory.at, layout).payload()) {}
-
-  rig_proxy_ring_segment checked_layout() const {
-    rig_proxy_ring_segment l;
-    std::memcpy(&l, ring_memory.at, sizeof l);
-    cr_assert(valid_ring_segment(l, ring_memory.bytes));
-    return l;
-  }
-
-  rig_proxy_completion request(rig_proxy_entry e) {
-    e.tag = ++tag;
-    cr_assert(submissions.push(e) == RingStatus::ok);
-    rig_proxy_completion c;
-    RingStatus status;
-    while ((status = completions.pop(c)) == RingStatus::empty) completions.sleep(1000);
-    cr_assert(status == RingStatus::ok && c.tag == e.tag);
-    return c;
-  }
-
-  uint64_t open(uint32_t device) {
-    rig_proxy_entry e{};
-    e.opcode = RIG_PROXY_OP_OPEN;
-    e.device = device;
-    rig_proxy_completion c = request(e);
-    cr_assert(c.status == rig_ok, "open: %d", c.status);
-    return c.value;
-  }
-
-  rig_proxy_completion alloc(uint32_t proxy, uint64_t bytes) {
-    rig_proxy_entry e{};
-    e.opcode = RIG_PROXY_OP_ALLOC;
-    e.device = proxy;
-    e.args[1] = bytes;
-    return request(e);
-  }
-
-  // Shares a new sealed memfd of arena_bytes, mapped here at *bytes.
-  uint64_t arena(std::byte **bytes, bool sealed = true) {
-    int fd = memfd_create("client-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    cr_assert(fd >= 0 && ftruncate(fd, arena_bytes) == 0);
-    if (sealed) cr_assert(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
-    void *p = mmap(nullptr, arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    cr_assert(p != MAP_FAILED);
-    *bytes = static_cast<std::byte *>(p);
-    rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, arena_bytes};
-    cr_assert(send_message(connection.socket.get(), std::as_bytes(std::span(&r, 1)), std::span(&fd, 1)));
-    close(fd);
-    rig_proxy_arena_reply reply{};
-    cr_assert(receive_message(connection.socket.get(), std::as_writable_bytes(std::span(&reply, 1))));
-    cr_assert(reply.magic == RIG_PROXY_MAGIC_ARENA);
-    return reply.status == rig_ok ? reply.handle : 0;
-  }
-
-  // Hands over value of proxy: its waits and parts, as the payload at 0.
-  rig_proxy_completion hand_over(uint32_t proxy, uint64_t value, const std::vector<rig_proxy_wait> &waits,
-                                 const std::vector<rig_proxy_part> &copies) {
-    rig_proxy_handover h{static_cast<uint32_t>(waits.size()), static_cast<uint32_t>(copies.size())};
-    std::vector<std::byte> bytes(sizeof h);
-    std::memcpy(bytes.data(), &h, sizeof h);
-    auto w = std::as_bytes(std::span(waits));
-    auto c = std::as_bytes(std::span(copies));
-    bytes.insert(bytes.end(), w.begin(), w.end());
-    bytes.insert(bytes.end(), c.begin(), c.end());
-    cr_assert(payload.copy_in(0, bytes));
-    rig_proxy_entry e{};
-    e.opcode = RIG_PROXY_OP_HANDOVER;
-    e.device = proxy;
-    e.args[0] = value;
-    e.payload_offset = 0;
-    e.payload_bytes = static_cast<uint32_t>(bytes.size());
-    return request(e);
-  }
-
-  // Served device i's timeline word in the device segment.
-  uint64_t served_word(size_t i) const {
-    Mapping<const std::byte> devices(connection.device_segment.get(), PROT_READ);
-    rig_proxy_device_segment h;
-    std::memcpy(&h, devices.at, sizeof h);
-    auto *word = const_cast<uint64_t *>(
-        reinterpret_cast<const uint64_t *>(devices.at + h.words_offset + i * RIG_PROXY_CACHE_LINE));
-    return std::atomic_ref<uint64_t>(*word).load(std::memory_order_acquire);
-  }
-
-  const rig_proxy_word *word(uint64_t proxy) const {
-    rig_proxy_completion_segment h;
-    std::memcpy(&h, completion_memory.at, sizeof h);
-    return reinterpret_cast<const rig_proxy_word *>(completion_memory.at + h.words_offset +
-                                                    proxy * RIG_PROXY_CACHE_LINE);
-  }
-
-  // Waits until proxy's word reaches value: reads it, then sleeps on the
-  // futex of its low half.
-  void wait_for(uint64_t proxy, uint64_t value) const {
-    const rig_proxy_word *w = word(proxy);
-    auto *v = const_cast<uint64_t *>(&w->value);
-    for (;;) {
-      uint64_t seen = std::atomic_ref<uint64_t>(*v).load(std::memory_order_acquire);
-      if (seen >= value) return;
-      cr_assert(std::atomic_ref<uint32_t>(const_cast<uint32_t &>(w->lost)).load() == 0, "the proxy is lost");
-      futex_wait(reinterpret_cast<uint32_t *>(v), static_cast<uint32_t>(seen), 1000);
-    }
-  }
-};
-
-rig_proxy_part copy(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset, uint64_t bytes) {
-  return {RIG_PROXY_PART_COPY, 0, src, src_offset, dst, dst_offset, bytes, 1, bytes, bytes};
-}
-
-}  // namespace
+using namespace raw;
 
 Test(rigd_requests, hand_overs_move_bytes_on_the_served_device, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "SIM:0,MEM:0"});
@@ -259,9 +102,7 @@ Test(rigd_requests, an_unsealed_arena_is_refused, .timeout = 60) {
 }
 
 Test(rigd_requests, alloc_past_the_quota_answers_enomem, .timeout = 60) {
-  std::string directory = make_temporary_directory();
-  std::ofstream(directory + "/rigd.conf") << "quota_bytes = 1048576\n";
-  RigdProcess rigd = start_rigd({"--devices", "MEM:0", "--config", directory + "/rigd.conf"}, -1, directory);
+  RigdProcess rigd = start_rigd_with_config({"--devices", "MEM:0"}, "quota_bytes = 1048576\n");
   Client client(rigd.socket);
   uint32_t mem = static_cast<uint32_t>(client.open(0));
   cr_assert(client.alloc(mem, 1 << 19).status == rig_ok);

@@ -1,0 +1,319 @@
+// libFuzzer target of rigd's entry parser (service/requests.cpp, and the
+// hand-overs of service/handover.cpp): whatever entries a client writes to
+// its submission ring and whatever bytes to its payload arena, rigd answers
+// each entry with a completion that follows protocol.h, and never crashes,
+// leaks or trips a sanitizer (DESIGN.md "The per-host service": a bad entry
+// gets an error completion).
+//
+// The input is a sequence of steps, each led by a byte that picks it: a raw
+// entry (the next 64 bytes as they come), raw bytes written into the payload
+// arena, or a request built from the input with what earlier answers gave
+// (proxies, handles, export tokens), so that opens, small allocs, hand-overs
+// with well-formed parts, exports and imports succeed often and rigd's state
+// grows deep enough for the raw entries to hit it.  A model of the client's
+// state, kept from the completions alone, checks each answer: its tag and
+// fields (protocol.h), RIG_EINVAL changing nothing, handles that are new,
+// the quota, PROXY-10 (a hand-over takes the proxy's next value) and, once
+// the values are done, PROXY-80 (each proxy's word holds its last value
+// done).
+#include "client_objects.hpp"
+#include "completions.hpp"
+#include "exports.hpp"
+#include "protocol.h"
+#include "requests.hpp"
+#include "rigd_fuzz.hpp"
+#include "ring.hpp"
+#include "served.hpp"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <vector>
+
+namespace {
+
+using rigd_fuzz::served;
+
+constexpr int64_t quota_bytes = 1 << 16;  // small: allocs stay cheap, and the quota is reached
+constexpr uint32_t proxy_limit = 8;       // the completion words the client has
+constexpr size_t arena_bytes = 4096;
+constexpr uint64_t client = 1;
+
+// What the client holds, as the completions told it.
+struct Model {
+  struct Proxy {
+    uint64_t handed;      // the last value handed over
+    uint64_t failed = 0;  // the first value handed over whose work failed to start, or 0
+  };
+  std::vector<Proxy> proxies;
+  std::map<uint64_t, int64_t> held;     // handle -> bytes counted against the quota
+  std::map<uint64_t, uint64_t> tokens;  // export token -> its length
+  int64_t counted = 0;
+
+  // Checks the answer to entry against protocol.h and the model, then
+  // takes in what it changed.
+  void observe(const rig_proxy_entry &e, const rig_proxy_completion &c);
+  // Checks the proxies' words once every value is done (PROXY-80): each
+  // holds the last value handed over, or is lost, showing no value from
+  // the first whose work failed on.
+  void check_words(const std::byte *words) const;
+};
+
+void Model::observe(const rig_proxy_entry &e, const rig_proxy_completion &c) {
+  RIGD_FUZZ_CHECK(c.tag == e.tag && c.flags == 0);
+  RIGD_FUZZ_CHECK(c.status == RIG_OK || c.status == RIG_EINVAL || c.status == RIG_ENOMEM || c.status == RIG_EOPEN ||
+                  c.status == RIG_ELOST);
+  // A failed request answers no value; detail is zero but for an ENOMEM's
+  // bytes and an import's length.
+  if (c.status != RIG_OK) RIGD_FUZZ_CHECK(c.value == 0);
+  if (c.detail != 0)
+    RIGD_FUZZ_CHECK((c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_ALLOC && c.detail == e.args[1]) ||
+                    (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMPORT));
+  if (e.flags != 0 || e.reserved != 0 || e.opcode > RIG_PROXY_OP_ALLOCATED) {
+    RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
+    return;
+  }
+  // Only an open at the limit answers RIG_EOPEN.
+  RIGD_FUZZ_CHECK((c.status == RIG_EOPEN) ==
+                  (e.opcode == RIG_PROXY_OP_OPEN && proxies.size() == proxy_limit && e.device < served().size()));
+  bool on_proxy = e.device < proxies.size();
+  if (c.status != RIG_OK) {
+    // A hand-over that got past its checks is the proxy's value, even if
+    // its work failed to start (it fails the proxy); RIG_EINVAL changes
+    // nothing.
+    if (e.opcode == RIG_PROXY_OP_HANDOVER && c.status != RIG_EINVAL) {
+      Proxy &p = proxies[e.device];
+      p.handed = e.args[0];
+      if (p.failed == 0) p.failed = p.handed;
+    }
+    if (e.opcode == RIG_PROXY_OP_FREE) RIGD_FUZZ_CHECK(!held.count(e.args[0]));
+    return;
+  }
+  // rigd's handles are new and never 0.
+  auto take_handle = [&](uint64_t handle, int64_t counted_bytes) {
+    RIGD_FUZZ_CHECK(handle != 0 && !held.count(handle));
+    held[handle] = counted_bytes;
+    counted += counted_bytes;
+    RIGD_FUZZ_CHECK(counted <= quota_bytes);
+  };
+  switch (e.opcode) {
+    case RIG_PROXY_OP_NOP:
+      RIGD_FUZZ_CHECK(c.value == e.args[0]);
+      break;
+    case RIG_PROXY_OP_OPEN:
+      RIGD_FUZZ_CHECK(e.device < served().size() && c.value == proxies.size());
+      proxies.push_back({e.args[0]});
+      break;
+    case RIG_PROXY_OP_ALLOC:
+      RIGD_FUZZ_CHECK(on_proxy);
+      take_handle(c.value, static_cast<int64_t>(e.args[1]));
+      break;
+    case RIG_PROXY_OP_FREE:
+      RIGD_FUZZ_CHECK(held.count(e.args[0]) == 1);
+      counted -= held[e.args[0]];
+      held.erase(e.args[0]);
+      break;
+    case RIG_PROXY_OP_HANDOVER:
+      RIGD_FUZZ_CHECK(on_proxy && e.args[0] == proxies[e.device].handed + 1);
+      proxies[e.device].handed = e.args[0];
+      break;
+    case RIG_PROXY_OP_MAP_PEER:
+      RIGD_FUZZ_CHECK(on_proxy && held.count(e.args[0]) == 1);
+      if (c.value != 0) take_handle(c.value, 0);
+      break;
+    case RIG_PROXY_OP_EXPORT:
+      RIGD_FUZZ_CHECK(on_proxy && held.count(e.args[0]) == 1 && c.value != 0);
+      tokens[c.value] = e.args[2];
+      break;
+    case RIG_PROXY_OP_IMPORT:
+      RIGD_FUZZ_CHECK(on_proxy && tokens.count(e.args[0]) == 1 && c.detail == tokens[e.args[0]]);
+      take_handle(c.value, 0);
+      break;
+    case RIG_PROXY_OP_ALLOCATED:
+      RIGD_FUZZ_CHECK(e.device < served().size());
+      break;
+  }
+}
+
+void Model::check_words(const std::byte *words) const {
+  for (size_t i = 0; i < proxies.size(); ++i) {
+    rig_proxy_word w;
+    std::memcpy(&w, words + i * RIG_PROXY_CACHE_LINE, sizeof w);
+    const Proxy &p = proxies[i];
+    RIGD_FUZZ_CHECK(p.failed == 0 ? w.lost == 0 && w.value == p.handed : w.lost != 0 && w.value < p.failed);
+  }
+}
+
+// Builds the steps' entries from the input.
+class Steps {
+ public:
+  Steps(FuzzedDataProvider &input, const Model &model, rig::proxy::PayloadArena &arena)
+      : in_(input), model_(model), arena_(arena) {}
+
+  // The next step's entry, or false for a step that wrote the arena only.
+  bool next(rig_proxy_entry &e);
+
+ private:
+  // An element of known, or now and then a value of the input's.
+  template <class Known>
+  uint64_t pick(const Known &known) {
+    size_t i = in_.ConsumeIntegralInRange<size_t>(0, known.size());
+    if (i == known.size()) return in_.ConsumeIntegral<uint8_t>();
+    auto it = known.begin();
+    std::advance(it, i);
+    return key(*it);
+  }
+  static uint64_t key(uint64_t v) { return v; }
+  template <class Pair>
+  static uint64_t key(const Pair &p) {
+    return p.first;
+  }
+
+  uint32_t proxy() { return in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(model_.proxies.size())); }
+  uint64_t small() { return in_.ConsumeIntegralInRange<uint64_t>(0, 1024); }
+  void hand_over(rig_proxy_entry &e);
+
+  FuzzedDataProvider &in_;
+  const Model &model_;
+  rig::proxy::PayloadArena &arena_;
+};
+
+bool Steps::next(rig_proxy_entry &e) {
+  e = {};
+  switch (in_.ConsumeIntegralInRange<int>(0, 10)) {
+    case 0: {
+      auto raw = in_.ConsumeBytes<uint8_t>(sizeof e);
+      if (!raw.empty()) std::memcpy(&e, raw.data(), raw.size());
+      return true;
+    }
+    case 1: {
+      uint64_t offset = in_.ConsumeIntegralInRange<uint64_t>(0, arena_bytes);
+      auto bytes = in_.ConsumeBytes<std::byte>(in_.ConsumeIntegralInRange<size_t>(0, 128));
+      arena_.copy_in(offset, bytes);
+      return false;
+    }
+    case 2:
+      e.opcode = RIG_PROXY_OP_OPEN;
+      e.device = in_.ConsumeIntegralInRange<uint32_t>(0, 1);
+      e.args[0] = in_.ConsumeBool() ? in_.ConsumeIntegralInRange<uint64_t>(0, 3) : in_.ConsumeIntegral<uint64_t>();
+      break;
+    case 3:
+      e.opcode = RIG_PROXY_OP_ALLOC;
+      e.device = proxy();
+      e.args[0] = in_.ConsumeIntegralInRange<uint64_t>(0, 3);
+      e.args[1] = in_.ConsumeIntegralInRange<uint64_t>(0, quota_bytes / 2);
+      break;
+    case 4:
+      e.opcode = RIG_PROXY_OP_FREE;
+      e.args[0] = pick(model_.held);
+      break;
+    case 5:
+      hand_over(e);
+      break;
+    case 6:
+      e.opcode = RIG_PROXY_OP_MAP_PEER;
+      e.device = proxy();
+      e.args[0] = pick(model_.held);
+      break;
+    case 7:
+      e.opcode = RIG_PROXY_OP_EXPORT;
+      e.device = proxy();
+      e.args[0] = pick(model_.held);
+      e.args[1] = small();
+      e.args[2] = small();
+      break;
+    case 8:
+      e.opcode = RIG_PROXY_OP_IMPORT;
+      e.device = proxy();
+      e.args[0] = pick(model_.tokens);
+      break;
+    case 9:
+      e.opcode = RIG_PROXY_OP_ALLOCATED;
+      e.device = in_.ConsumeIntegralInRange<uint32_t>(0, 1);
+      break;
+    default:
+      e.opcode = RIG_PROXY_OP_NOP;
+      e.args[0] = in_.ConsumeIntegral<uint64_t>();
+      break;
+  }
+  return true;
+}
+
+// A hand-over of the proxy's next value (or one near it), its payload
+// written into the arena: a few waits, a few copies and fills among the
+// client's handles at small offsets, and now and then a size that does not
+// match its counts.
+void Steps::hand_over(rig_proxy_entry &e) {
+  e.opcode = RIG_PROXY_OP_HANDOVER;
+  e.device = proxy();
+  uint64_t handed = e.device < model_.proxies.size() ? model_.proxies[e.device].handed : 0;
+  e.args[0] = handed + in_.ConsumeIntegralInRange<uint64_t>(0, 2);
+  std::vector<rig_proxy_wait> waits(in_.ConsumeIntegralInRange<size_t>(0, 2));
+  for (rig_proxy_wait &w : waits) {
+    w.proxy = proxy();
+    uint64_t last = w.proxy < model_.proxies.size() ? model_.proxies[w.proxy].handed : 0;
+    w.value = last - std::min(last, in_.ConsumeIntegralInRange<uint64_t>(0, 2)) + in_.ConsumeBool();
+  }
+  std::vector<rig_proxy_part> parts(in_.ConsumeIntegralInRange<size_t>(0, 3));
+  for (rig_proxy_part &p : parts) {
+    p.kind = in_.ConsumeBool() ? RIG_PROXY_PART_COPY : RIG_PROXY_PART_FILL;
+    p.dst = pick(model_.held);
+    p.dst_offset = small();
+    p.width = 1 + small();
+    p.rows = in_.ConsumeIntegralInRange<uint64_t>(1, 4);
+    p.dst_pitch = p.width + (p.rows > 1 ? small() : 0);
+    if (p.kind == RIG_PROXY_PART_COPY) {
+      p.src = pick(model_.held);
+      p.src_offset = small();
+      p.src_pitch = p.width + (p.rows > 1 ? small() : 0);
+    } else {
+      p.value = in_.ConsumeIntegral<uint8_t>();
+      p.dst_pitch = p.width;
+    }
+  }
+  rig_proxy_handover header{static_cast<uint32_t>(waits.size()), static_cast<uint32_t>(parts.size())};
+  std::vector<std::byte> payload(sizeof header);
+  std::memcpy(payload.data(), &header, sizeof header);
+  auto w = std::as_bytes(std::span(waits));
+  auto p = std::as_bytes(std::span(parts));
+  payload.insert(payload.end(), w.begin(), w.end());
+  payload.insert(payload.end(), p.begin(), p.end());
+  e.payload_offset = in_.ConsumeIntegralInRange<uint32_t>(0, arena_bytes - payload.size());
+  e.payload_bytes = static_cast<uint32_t>(payload.size()) + in_.ConsumeIntegralInRange<uint32_t>(0, 2) -
+                    in_.ConsumeIntegralInRange<uint32_t>(0, 1);
+  arena_.copy_in(e.payload_offset, payload);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  FuzzedDataProvider input(data, size);
+  alignas(RIG_PROXY_CACHE_LINE) std::byte words[proxy_limit * RIG_PROXY_CACHE_LINE] = {};
+  alignas(RIG_PROXY_CACHE_LINE) static std::byte arena_memory[arena_bytes];
+  std::memset(arena_memory, 0, sizeof arena_memory);
+  rig::proxy::PayloadArena arena(arena_memory, arena_bytes);
+  Model model;
+  {
+    // A client's objects, as a session makes them (service/session.cpp):
+    // cheap enough to make for each input, the completion thread included,
+    // so that no input sees another's.
+    rigd::Exports exports;
+    rigd::ClientObjects objects(quota_bytes);
+    rigd::Completions completions(words, served());
+    rigd::Requests requests(served(), exports, client, objects, completions, arena, proxy_limit);
+    Steps steps(input, model, arena);
+    uint64_t tag = 0;
+    while (input.remaining_bytes() > 0) {
+      rig_proxy_entry e;
+      if (!steps.next(e)) continue;
+      if (e.tag == 0) e.tag = ++tag;
+      model.observe(e, requests.handle(e));
+    }
+    exports.remove_owner(client);
+  }
+  // Completions waited for every value as it went.
+  model.check_words(words);
+  return 0;
+}
