@@ -188,8 +188,11 @@ rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
 }
 
 void ProxyDevice::submit(const rig_edge_work_t &w) {
-  std::vector<std::byte> payload(sizeof(rig_proxy_handover) + w.wait_count * sizeof(rig_proxy_wait) +
-                                 w.part_count * sizeof(rig_proxy_part));
+  // rig calls submit for one proxy one at a time: the payload's memory is
+  // reused, and a warm submit allocates nothing.
+  std::vector<std::byte> &payload = payload_;
+  payload.resize(sizeof(rig_proxy_handover) + w.wait_count * sizeof(rig_proxy_wait) +
+                 w.part_count * sizeof(rig_proxy_part));
   rig_proxy_handover header{w.wait_count, w.part_count};
   std::memcpy(payload.data(), &header, sizeof header);
   // Each wait names the word of a proxy of this connection (queue_waits_on),

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace rig::proxy {
 
@@ -72,6 +73,7 @@ class ProxyDevice : public DriverDevice {
   uint32_t index_;
   const rig_proxy_word *word_;
   Facts facts_;
+  std::vector<std::byte> payload_;  // submit's hand-over, built in place
   std::mutex flight_mu_;
   std::deque<std::pair<uint64_t, uint64_t>> in_flight_;  // (value, bytes)
   uint64_t flight_bytes_ = 0;
