@@ -19,14 +19,6 @@ constexpr int idle_sleep_ms = 200;
 // would call busy.
 constexpr auto spin_after_entry = std::chrono::microseconds(200);
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 }  // namespace
 
 PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, const std::atomic<bool> &stopping) {
@@ -39,7 +31,7 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
     if (status == RingStatus::empty) {
       // The clock is read once every 64 polls: a poll costs nanoseconds.
       if (++empty_polls % 64 != 0 || std::chrono::steady_clock::now() - last_entry < spin_after_entry) {
-        cpu_relax();
+        rig::proxy::spin_turn(empty_polls);
         continue;
       }
       status = submissions.sleep(idle_sleep_ms);

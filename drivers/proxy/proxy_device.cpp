@@ -244,7 +244,10 @@ void ProxyDevice::sleep(uint64_t seen, int64_t still_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(still_ms);
   for (int spins = 0;; spins++) {
     if (word_value() != seen) return;
-    if (spins < word_spins) continue;
+    if (spins < word_spins) {
+      spin_turn(spins);
+      continue;
+    }
     if (word_failed()) throw Fault(std::string(link_->devices()[served_].name) + " failed the proxy's work in rigd");
     std::string why;
     if (link_->lost(&why)) throw Fault(why);

@@ -33,14 +33,6 @@ T *map_segment(int fd, int protection, size_t &bytes) {
   return static_cast<T *>(p);
 }
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 }  // namespace
 
 RigdLink::RigdLink(const std::string &path)
@@ -136,7 +128,7 @@ rig_proxy_completion RigdLink::await(uint64_t tag) {
     } else if (status == RingStatus::breach) {
       mark_lost("rigd broke the rings' protocol");
     } else if (++spins < answer_spins) {
-      cpu_relax();
+      spin_turn(spins);
       continue;
     } else {
       completions_->sleep(answer_sleep_ms);

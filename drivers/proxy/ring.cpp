@@ -15,6 +15,7 @@
 #include "ring.hpp"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,15 @@ void futex_wait(uint32_t *word, uint32_t expected, int timeout_ms) noexcept {
   // Any answer will do (woken, EAGAIN for a word that moved, EINTR,
   // ETIMEDOUT): the caller reads the word again.
   syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_ms < 0 ? nullptr : &timeout, nullptr, 0);
+}
+
+void spin_turn(unsigned turn) noexcept {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+  if (turn % 64 == 63) sched_yield();
 }
 
 void futex_wake(uint32_t *word, int count) noexcept {

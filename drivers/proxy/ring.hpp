@@ -40,6 +40,11 @@ void futex_wait(uint32_t *word, uint32_t expected, int timeout_ms) noexcept;
 // Wakes at most count threads that futex_wait on word, in any process.
 void futex_wake(uint32_t *word, int count) noexcept;
 
+// Turn number turn of a spin-wait: a pause for the core and, every 64th
+// turn, a yield of the CPU, so that where threads outnumber cores the
+// spinning ones let the one with work run.
+void spin_turn(unsigned turn) noexcept;
+
 // The counters of the producer's end.  Not thread-safe: one producer.
 // It takes up the ring where its header's counters stand (a breach if they
 // are impossible).
