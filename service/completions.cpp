@@ -9,15 +9,18 @@
 namespace rigd {
 
 Completions::Completions(std::byte *words, const ServedDevices &served)
-    : words_(words), served_(served), thread_([this] { run(); }) {}
+    : words_(words), served_(served), lanes_(served.size()) {}
 
 Completions::~Completions() {
   {
     std::lock_guard g(mu_);
     ending_ = true;
   }
-  changed_.notify_all();
-  thread_.join();
+  for (auto &lane : lanes_) {
+    if (!lane) continue;
+    lane->changed.notify_all();
+    lane->thread.join();
+  }
 }
 
 rig_proxy_word *Completions::word(uint32_t proxy) const noexcept {
@@ -30,18 +33,21 @@ void Completions::start(uint32_t proxy, uint64_t value) {
 }
 
 void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points) {
-  {
-    std::lock_guard g(mu_);
-    // Work that is done already (a memory device's, which runs before its
-    // submit returns) raises the word here, before the hand-over's answer,
-    // so that the client's wait finds it raised: no thread to wake.
-    if (values_.empty() && reached(points)) {
-      raise(proxy, device, value, true);
-      return;
-    }
-    values_.push_back({proxy, device, value, std::move(points)});
+  std::lock_guard g(mu_);
+  std::unique_ptr<Lane> &lane = lanes_[device];
+  // Work that is done already (a memory device's, which runs before its
+  // submit returns) raises the word here, before the hand-over's answer,
+  // so that the client's wait finds it raised: no thread to wake.
+  if ((!lane || lane->values.empty()) && reached(points)) {
+    raise(proxy, device, value, true);
+    return;
   }
-  changed_.notify_all();
+  if (!lane) {
+    lane = std::make_unique<Lane>();
+    lane->thread = std::thread([this, l = lane.get()] { run(*l); });
+  }
+  lane->values.push_back({proxy, device, value, std::move(points)});
+  lane->changed.notify_all();
 }
 
 bool Completions::reached(const std::vector<rig_point_t> &points) {
@@ -74,17 +80,20 @@ void Completions::fail(uint32_t proxy) {
 std::vector<rig_point_t> Completions::pending(uint32_t proxy, uint64_t value) const {
   std::lock_guard g(mu_);
   std::vector<rig_point_t> points;
-  for (const Value &v : values_)
-    if (v.proxy == proxy && v.value <= value) points.insert(points.end(), v.points.begin(), v.points.end());
+  for (const auto &lane : lanes_) {
+    if (!lane) continue;
+    for (const Value &v : lane->values)
+      if (v.proxy == proxy && v.value <= value) points.insert(points.end(), v.points.begin(), v.points.end());
+  }
   return points;
 }
 
-void Completions::run() {
+void Completions::run(Lane &lane) {
   std::unique_lock lock(mu_);
   for (;;) {
-    changed_.wait(lock, [&] { return ending_ || !values_.empty(); });
-    if (values_.empty()) return;
-    const Value &v = values_.front();
+    lane.changed.wait(lock, [&] { return ending_ || !lane.values.empty(); });
+    if (lane.values.empty()) return;
+    const Value &v = lane.values.front();
     uint32_t proxy = v.proxy;
     size_t device = v.device;
     uint64_t value = v.value;
@@ -94,7 +103,7 @@ void Completions::run() {
     for (rig_point_t p : points) reached = rig_point_wait(p) == RIG_OK && reached;
     raise(proxy, device, value, reached);
     lock.lock();
-    values_.pop_front();
+    lane.values.pop_front();
   }
 }
 

@@ -1,6 +1,8 @@
-// The completion thread of a client: it waits for the points of the values
-// the client's proxies handed over and raises each proxy's word in the
-// completion segment as its values are done.
+// The completion threads of a client, one for each served device it uses:
+// each waits for the points of the values the client's proxies of that
+// device handed over, and raises each proxy's word in the completion
+// segment as its values are done.  A slow device holds back no other
+// device's values.
 #pragma once
 
 #include "protocol.h"
@@ -11,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,7 +24,7 @@ class Completions {
  public:
   // words: the completion segment's words, a line each; proxies index them.
   Completions(std::byte *words, const ServedDevices &served);
-  // Waits for every value handed over, then ends the thread.
+  // Waits for every value handed over, then ends the threads.
   ~Completions();
   Completions(const Completions &) = delete;
   Completions &operator=(const Completions &) = delete;
@@ -30,10 +33,11 @@ class Completions {
   void start(uint32_t proxy, uint64_t value);
 
   // proxy's value is the work of points on served device `device`: once
-  // every point is reached, and every earlier value of any proxy is done,
-  // the thread raises the proxy's word to value (release order) and wakes
-  // its futex waiters.  A point a lost device never reaches marks the
-  // proxy's word lost, and it moves no more.
+  // every point is reached, and every value handed over earlier on that
+  // device is done, the device's thread raises the proxy's word to value
+  // (release order) and wakes its futex waiters; where all that is so
+  // already, expect raises it itself.  A point a lost device never reaches
+  // marks the proxy's word lost, and it moves no more.
   void expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points);
 
   // Marks proxy's word lost now, for work rigd could not hand to its
@@ -51,7 +55,15 @@ class Completions {
     std::vector<rig_point_t> points;
   };
 
-  void run();
+  // The values handed over on one served device, in order, and the thread
+  // that waits for them.
+  struct Lane {
+    std::deque<Value> values;  // the front is being waited for
+    std::condition_variable changed;
+    std::thread thread;
+  };
+
+  void run(Lane &lane);
   static bool reached(const std::vector<rig_point_t> &points);
   // Raises proxy's word to value where its points were reached (done), else marks
   // it lost; publishes the device's progress and wakes the word's waiters.
@@ -61,10 +73,8 @@ class Completions {
   std::byte *words_;
   const ServedDevices &served_;
   mutable std::mutex mu_;
-  std::condition_variable changed_;
-  std::deque<Value> values_;  // in the order handed over; the front is being waited for
+  std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value
   bool ending_ = false;
-  std::thread thread_;
 };
 
 }  // namespace rigd

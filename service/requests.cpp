@@ -112,6 +112,9 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   // A value that failed to start marks the word lost first, so that its
   // started parts, once done, do not raise it.
   if (status != RIG_OK) completions_.fail(proxy);
+  // A value is done once what it waits for is too: a value of no parts, or
+  // whose parts rig ran at once, waits on other devices all the same.
+  points.insert(points.end(), waits.begin(), waits.end());
   completions_.expect(proxy, p.device, p.handed, std::move(points));
   return status;
 }
