@@ -301,7 +301,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // so that no input sees another's.
     rigd::Exports exports;
     rigd::ClientObjects objects(quota_bytes);
-    rigd::Completions completions(words, served());
+    uint32_t sleepers = 0;  // no thread sleeps on the words here
+    rigd::Completions completions(words, &sleepers, served());
     rigd::Requests requests(served(), exports, client, objects, completions, arena, proxy_limit);
     Steps steps(input, model, arena);
     uint64_t tag = 0;

@@ -8,8 +8,8 @@
 
 namespace rigd {
 
-Completions::Completions(std::byte *words, const ServedDevices &served)
-    : words_(words), served_(served), lanes_(served.size()) {}
+Completions::Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served)
+    : words_(words), sleepers_(sleepers), served_(served), lanes_(served.size()) {}
 
 Completions::~Completions() {
   {
@@ -60,21 +60,20 @@ bool Completions::reached(const std::vector<rig_point_t> &points) {
 
 void Completions::raise(uint32_t proxy, size_t device, uint64_t value, bool done) {
   rig_proxy_word *w = word(proxy);
+  served_.publish_progress(device);
   if (!done) {
     std::fprintf(stderr, "rigd: a proxy's work failed: %s\n", rig_last_error());
-    std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_release);
+    std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
+    rig::proxy::wake_word(&w->value, sleepers_);
   } else if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) == 0) {
-    std::atomic_ref<uint64_t>(w->value).store(value, std::memory_order_release);
+    rig::proxy::raise_word(&w->value, value, sleepers_);
   }
-  served_.publish_progress(device);
-  // The waiter sleeps on the value's low half (protocol.h).
-  rig::proxy::futex_wake(reinterpret_cast<uint32_t *>(&w->value), INT32_MAX);
 }
 
 void Completions::fail(uint32_t proxy) {
   rig_proxy_word *w = word(proxy);
-  std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_release);
-  rig::proxy::futex_wake(reinterpret_cast<uint32_t *>(&w->value), INT32_MAX);
+  std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
+  rig::proxy::wake_word(&w->value, sleepers_);
 }
 
 std::vector<rig_point_t> Completions::pending(uint32_t proxy, uint64_t value) const {

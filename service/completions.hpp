@@ -23,7 +23,9 @@ namespace rigd {
 class Completions {
  public:
   // words: the completion segment's words, a line each; proxies index them.
-  Completions(std::byte *words, const ServedDevices &served);
+  // sleepers: the client's sleepers word (protocol.h), which says whether a
+  // raised word needs a wake.
+  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served);
   // Waits for every value handed over, then ends the threads.
   ~Completions();
   Completions(const Completions &) = delete;
@@ -71,6 +73,7 @@ class Completions {
   rig_proxy_word *word(uint32_t proxy) const noexcept;
 
   std::byte *words_;
+  const uint32_t *sleepers_;
   const ServedDevices &served_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value

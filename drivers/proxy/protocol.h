@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 2u
+#define RIG_PROXY_VERSION 3u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -175,6 +175,9 @@ struct rig_proxy_ring_segment {
   uint64_t completion_slots;               /* its rig_proxy_completion slots */
   uint64_t payload_offset;                 /* the payload arena */
   uint64_t payload_bytes;                  /* the arena's size */
+  uint64_t sleepers_offset;                /* a line whose first uint32_t counts the
+                                              client's threads that sleep, or are about
+                                              to, on its proxies' timeline words */
 };
 
 /* The handshake, on the Unix stream socket: the client sends a hello; rigd
@@ -235,6 +238,15 @@ struct rig_proxy_completion_segment {
   uint32_t reserved;
   uint64_t words_offset; /* word i at words_offset + i * RIG_PROXY_CACHE_LINE */
 };
+
+/* Waking a word's sleepers: a client thread that would sleep on a proxy's
+ * word adds 1 to the ring segment's sleepers word, reads the word again and
+ * sleeps only if it still holds what it saw, then takes its 1 back; rigd
+ * stores a word's new value, then reads the sleepers word and calls
+ * FUTEX_WAKE only if it is not 0.  All four accesses are sequentially
+ * consistent, so one side sees the other's store: no system call while
+ * nobody sleeps, and no sleeper left behind.  rigd trusts the count for
+ * nothing else: a client that lies about it only delays its own waits. */
 
 /* A proxy's word in the completion segment. */
 struct rig_proxy_word {

@@ -253,9 +253,8 @@ void ProxyDevice::sleep(uint64_t seen, int64_t still_ms) {
     if (link_->lost(&why)) throw Fault(why);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return;
-    // rigd wakes the word's low half (protocol.h).
-    auto *low = const_cast<uint32_t *>(reinterpret_cast<const uint32_t *>(&word_->value));
-    futex_wait(low, static_cast<uint32_t>(seen), static_cast<int>(std::min<int64_t>(left.count() + 1, word_sleep_ms)));
+    sleep_on_word(&word_->value, seen, link_->word_sleepers(),
+                  static_cast<int>(std::min<int64_t>(left.count() + 1, word_sleep_ms)));
   }
 }
 

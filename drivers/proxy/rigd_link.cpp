@@ -65,6 +65,7 @@ RigdLink::RigdLink(const std::string &path)
   submissions_ = std::make_unique<RingProducer<rig_proxy_entry>>(rings.submission_producer());
   completions_ = std::make_unique<RingConsumer<rig_proxy_completion>>(rings.completion_consumer());
   payload_ = std::make_unique<PayloadArena>(rings.payload());
+  word_sleepers_ = rings.word_sleepers();
 }
 
 RigdLink::~RigdLink() {

@@ -55,6 +55,8 @@ class RigdLink {
   // The timeline word of the client's proxy i (i below words()).
   const rig_proxy_word *word(uint32_t i) const noexcept;
   uint32_t words() const noexcept { return word_count_; }
+  // The client's sleepers word in the ring segment (protocol.h).
+  uint32_t *word_sleepers() const noexcept { return word_sleepers_; }
   // The index of the proxy whose word's value lies at value.
   uint32_t word_index(const uint64_t *value) const noexcept;
 
@@ -84,6 +86,7 @@ class RigdLink {
   std::unique_ptr<RingProducer<rig_proxy_entry>> submissions_;
   std::unique_ptr<RingConsumer<rig_proxy_completion>> completions_;
   std::unique_ptr<PayloadArena> payload_;
+  uint32_t *word_sleepers_ = nullptr;
   std::mutex mu_;  // one request at a time, and the socket's messages
   uint64_t tag_ = 0;
   std::atomic<bool> lost_{false};

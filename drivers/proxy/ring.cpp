@@ -44,6 +44,26 @@ void futex_wait(uint32_t *word, uint32_t expected, int timeout_ms) noexcept {
   syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_ms < 0 ? nullptr : &timeout, nullptr, 0);
 }
 
+void sleep_on_word(const uint64_t *value, uint64_t seen, uint32_t *sleepers, int timeout_ms) noexcept {
+  std::atomic_ref<uint32_t> count(*sleepers);
+  count.fetch_add(1, std::memory_order_seq_cst);
+  auto *word = const_cast<uint64_t *>(value);
+  if (std::atomic_ref<uint64_t>(*word).load(std::memory_order_seq_cst) == seen)
+    // The kernel compares the low half (the host is little-endian).
+    futex_wait(reinterpret_cast<uint32_t *>(word), static_cast<uint32_t>(seen), timeout_ms);
+  count.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void wake_word(uint64_t *word, const uint32_t *sleepers) noexcept {
+  if (std::atomic_ref<uint32_t>(*const_cast<uint32_t *>(sleepers)).load(std::memory_order_seq_cst) != 0)
+    futex_wake(reinterpret_cast<uint32_t *>(word), INT32_MAX);
+}
+
+void raise_word(uint64_t *word, uint64_t value, const uint32_t *sleepers) noexcept {
+  std::atomic_ref<uint64_t>(*word).store(value, std::memory_order_seq_cst);
+  wake_word(word, sleepers);
+}
+
 void spin_turn(unsigned turn) noexcept {
 #if defined(__x86_64__)
   __builtin_ia32_pause();

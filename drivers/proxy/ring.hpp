@@ -40,6 +40,18 @@ void futex_wait(uint32_t *word, uint32_t expected, int timeout_ms) noexcept;
 // Wakes at most count threads that futex_wait on word, in any process.
 void futex_wake(uint32_t *word, int count) noexcept;
 
+// A client's sleep on a proxy's timeline word (protocol.h): while its 64
+// bits at value hold seen, for at most timeout_ms, counted in *sleepers so
+// that rigd wakes it.  Returns early on a wake or a signal.
+void sleep_on_word(const uint64_t *value, uint64_t seen, uint32_t *sleepers, int timeout_ms) noexcept;
+
+// rigd's side: stores value into the word at word (sequentially
+// consistent), then wakes its sleepers if *sleepers counts any.
+void raise_word(uint64_t *word, uint64_t value, const uint32_t *sleepers) noexcept;
+// Wakes the word's sleepers if *sleepers counts any, after a store of rigd's
+// that they must see (sequentially consistent).
+void wake_word(uint64_t *word, const uint32_t *sleepers) noexcept;
+
 // Turn number turn of a spin-wait: a pause for the core and, every 64th
 // turn, a yield of the CPU, so that where threads outnumber cores the
 // spinning ones let the one with work run.

@@ -29,7 +29,8 @@ std::optional<rig_proxy_ring_segment> lay_out_ring_segment(const RingSegmentShap
   s.submission_slots = s.submission_offset + sizeof(rig_proxy_ring_header);
   s.completion_offset = round_up(s.submission_slots + uint64_t{shape.submission_entries} * sizeof(rig_proxy_entry));
   s.completion_slots = s.completion_offset + sizeof(rig_proxy_ring_header);
-  s.payload_offset = round_up(s.completion_slots + uint64_t{shape.completion_entries} * sizeof(rig_proxy_completion));
+  s.sleepers_offset = round_up(s.completion_slots + uint64_t{shape.completion_entries} * sizeof(rig_proxy_completion));
+  s.payload_offset = s.sleepers_offset + line;
   s.payload_bytes = shape.payload_bytes;
   s.segment.bytes = round_up(s.payload_offset + s.payload_bytes);
   if (s.segment.bytes > largest_segment) return std::nullopt;
@@ -46,7 +47,7 @@ bool valid_ring_segment(const rig_proxy_ring_segment &header, uint64_t mapped_by
   return expected && std::memcmp(&*expected, &header, sizeof header) == 0 &&
          expected->segment.bytes <= mapped_bytes;
 }
-static_assert(sizeof(rig_proxy_ring_segment) == 16 + 8 + 6 * 8, "no padding in the ring segment's header");
+static_assert(sizeof(rig_proxy_ring_segment) == 16 + 8 + 7 * 8, "no padding in the ring segment's header");
 
 RingProducer<rig_proxy_entry> RingSegment::submission_producer() const noexcept {
   return {at<rig_proxy_ring_header>(layout_.submission_offset), at<rig_proxy_entry>(layout_.submission_slots),

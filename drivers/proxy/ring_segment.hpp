@@ -47,6 +47,9 @@ class RingSegment {
   // whatever its flag says: for rigd to end its own poller.
   void wake_submission_consumer() const noexcept;
 
+  // The client's sleepers word (protocol.h).
+  uint32_t *word_sleepers() const noexcept { return at<uint32_t>(layout_.sleepers_offset); }
+
   PayloadArena payload() const noexcept { return {base_ + layout_.payload_offset, layout_.payload_bytes}; }
 
  private:

@@ -209,7 +209,7 @@ struct Client {
       uint64_t seen = std::atomic_ref<uint64_t>(*v).load(std::memory_order_acquire);
       if (seen >= value) return;
       cr_assert(std::atomic_ref<uint32_t>(const_cast<uint32_t &>(w->lost)).load() == 0, "the proxy is lost");
-      rig::proxy::futex_wait(reinterpret_cast<uint32_t *>(v), static_cast<uint32_t>(seen), 1000);
+      rig::proxy::sleep_on_word(v, seen, rings().word_sleepers(), 1000);
     }
   }
 };

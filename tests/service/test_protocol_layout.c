@@ -38,5 +38,5 @@ Test(protocol_layout, messages_have_no_padding) {
   cr_assert_eq(sizeof(struct rig_proxy_device_record), 2 * RIG_PROXY_NAME_BYTES + 32);
   cr_assert_eq(sizeof(struct rig_proxy_arena_request), 16);
   cr_assert_eq(sizeof(struct rig_proxy_arena_reply), 16);
-  cr_assert_eq(sizeof(struct rig_proxy_ring_segment), 72);
+  cr_assert_eq(sizeof(struct rig_proxy_ring_segment), 80);
 }

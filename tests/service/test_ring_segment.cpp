@@ -29,13 +29,14 @@ Test(ring_segment, parts_start_lines_in_order_and_fit) {
   auto s = laid_out();
   cr_assert(s.segment.magic == RIG_PROXY_MAGIC_RING && s.segment.version == RIG_PROXY_VERSION);
   uint64_t starts[] = {s.submission_offset, s.submission_slots, s.completion_offset, s.completion_slots,
-                       s.payload_offset};
+                       s.sleepers_offset,   s.payload_offset};
   for (uint64_t start : starts) cr_assert(start % RIG_PROXY_CACHE_LINE == 0, "%lu", (unsigned long)start);
   cr_assert(s.submission_offset >= sizeof s);
   cr_assert(s.submission_slots >= s.submission_offset + sizeof(rig_proxy_ring_header));
   cr_assert(s.completion_offset >= s.submission_slots + 64 * sizeof(rig_proxy_entry));
   cr_assert(s.completion_slots >= s.completion_offset + sizeof(rig_proxy_ring_header));
-  cr_assert(s.payload_offset >= s.completion_slots + 128 * sizeof(rig_proxy_completion));
+  cr_assert(s.sleepers_offset >= s.completion_slots + 128 * sizeof(rig_proxy_completion));
+  cr_assert(s.payload_offset >= s.sleepers_offset + RIG_PROXY_CACHE_LINE, "the sleepers word has its line");
   cr_assert(s.segment.bytes >= s.payload_offset + s.payload_bytes);
   cr_assert(s.payload_bytes == 1 << 20);
 }
