@@ -19,7 +19,7 @@ HostBlock *host_block_alloc(int64_t bytes, size_t small_alignment) {
   auto *b = new (std::nothrow) HostBlock{nullptr, static_cast<size_t>(bytes), false};
   if (!b) return nullptr;
   if (bytes >= 65536 && bytes >= 4 * page) {
-    void *p = shared_block_map(b->bytes);
+    void *p = b->bytes >= kSharedBlockMin ? shared_block_map(b->bytes) : nullptr;
     if (!p) p = mmap(nullptr, b->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) p = nullptr;
     b->address = p;

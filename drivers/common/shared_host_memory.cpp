@@ -1,6 +1,8 @@
 // Shared host memory (shared_host_memory.hpp).
 #include "shared_host_memory.hpp"
 
+#include "../../lib/staging.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,6 +12,8 @@
 #include <mutex>
 
 namespace rig {
+
+static_assert(kSharedBlockMin <= static_cast<size_t>(kStagingBytes), "staging's chunks are shared blocks");
 
 namespace {
 

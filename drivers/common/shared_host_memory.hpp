@@ -1,8 +1,10 @@
 // Host memory that another process can map: while a process is connected
-// to rigd, the host's large blocks (host_block_alloc's mapped ones, staging
+// to rigd, the host's blocks of kSharedBlockMin bytes or more (staging's
 // among them) are pages of a memfd, sealed against shrinking, so that the
 // proxy driver can pass them to rigd as host arenas and a served device
-// moves their bytes itself.
+// moves their bytes itself.  Each holds a file descriptor: only blocks so
+// large that a process holds few of them are shared, and smaller host
+// buffers reach a proxy through staging anyway.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +13,12 @@
 
 namespace rig {
 
-// From now on, host_block_alloc's mapped blocks are shared blocks.
+// The size of staging's chunks (checked against lib/staging.hpp): host blocks of
+// at least this many bytes are shared once the process shares host memory.
+constexpr size_t kSharedBlockMin = size_t{32} << 20;
+
+// From now on, host_block_alloc's blocks of kSharedBlockMin bytes or more
+// are shared blocks.
 void share_host_memory();
 
 // Maps bytes of fresh zeroed shared pages, or nullptr (errno set) where the
