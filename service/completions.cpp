@@ -4,9 +4,18 @@
 #include "ring.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 
 namespace rigd {
+
+namespace {
+
+// How long a device's thread spins for the words of other devices' values
+// before it sleeps between looks.
+constexpr unsigned spins_before_sleep = 1024;
+
+}  // namespace
 
 Completions::Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served)
     : words_(words), sleepers_(sleepers), served_(served), lanes_(served.size()) {}
@@ -32,13 +41,14 @@ void Completions::start(uint32_t proxy, uint64_t value) {
   std::atomic_ref<uint64_t>(w->value).store(value, std::memory_order_release);
 }
 
-void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points) {
+void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points,
+                         std::vector<rig_proxy_wait> after) {
   std::lock_guard g(mu_);
   std::unique_ptr<Lane> &lane = lanes_[device];
   // Work that is done already (a memory device's, which runs before its
   // submit returns) raises the word here, before the hand-over's answer,
   // so that the client's wait finds it raised: no thread to wake.
-  if ((!lane || lane->values.empty()) && reached(points)) {
+  if ((!lane || lane->values.empty()) && reached(points) && shown(after) == Shown::yes) {
     raise(proxy, device, value, true);
     return;
   }
@@ -46,7 +56,7 @@ void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vec
     lane = std::make_unique<Lane>();
     lane->thread = std::thread([this, l = lane.get()] { run(*l); });
   }
-  lane->values.push_back({proxy, device, value, std::move(points)});
+  lane->values.push_back({proxy, device, value, std::move(points), std::move(after)});
   lane->changed.notify_all();
 }
 
@@ -56,6 +66,15 @@ bool Completions::reached(const std::vector<rig_point_t> &points) {
     if (rig_point_reached(p, &done) != RIG_OK || !done) return false;
   }
   return true;
+}
+
+Completions::Shown Completions::shown(const std::vector<rig_proxy_wait> &after) const noexcept {
+  for (const rig_proxy_wait &w : after) {
+    rig_proxy_word *other = word(w.proxy);
+    if (std::atomic_ref<uint32_t>(other->lost).load(std::memory_order_acquire) != 0) return Shown::lost;
+    if (std::atomic_ref<uint64_t>(other->value).load(std::memory_order_acquire) < w.value) return Shown::not_yet;
+  }
+  return Shown::yes;
 }
 
 void Completions::raise(uint32_t proxy, size_t device, uint64_t value, bool done) {
@@ -97,10 +116,21 @@ void Completions::run(Lane &lane) {
     size_t device = v.device;
     uint64_t value = v.value;
     std::vector<rig_point_t> points = v.points;
+    std::vector<rig_proxy_wait> after = v.after;
     lock.unlock();
     bool reached = true;
     for (rig_point_t p : points) reached = rig_point_wait(p) == RIG_OK && reached;
-    raise(proxy, device, value, reached);
+    // The values waited for are done (their points are among points): their
+    // devices' threads show them in a moment, or once the values before
+    // them on their devices are done.
+    Shown words = Shown::not_yet;
+    for (unsigned turn = 0; reached && (words = shown(after)) == Shown::not_yet; turn++) {
+      if (turn < spins_before_sleep)
+        rig::proxy::spin_turn(turn);
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    raise(proxy, device, value, reached && words == Shown::yes);
     lock.lock();
     lane.values.pop_front();
   }

@@ -34,13 +34,17 @@ class Completions {
   // Sets a new proxy's word to value, the value its timeline starts after.
   void start(uint32_t proxy, uint64_t value);
 
-  // proxy's value is the work of points on served device `device`: once
-  // every point is reached, and every value handed over earlier on that
-  // device is done, the device's thread raises the proxy's word to value
-  // (release order) and wakes its futex waiters; where all that is so
-  // already, expect raises it itself.  A point a lost device never reaches
-  // marks the proxy's word lost, and it moves no more.
-  void expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points);
+  // proxy's value is the work of points on served device `device`, after
+  // the values `after` of other proxies of the client: once every point is
+  // reached, every value handed over earlier on that device is done, and
+  // the words of `after` show their values (so that the client never sees
+  // a value done before one it waits for, whose device's thread may raise
+  // it a moment later), the device's thread raises the proxy's word to
+  // value and wakes its sleepers; where all that is so already, expect
+  // raises it itself.  A point a lost device never reaches, or a lost word
+  // of `after`, marks the proxy's word lost, and it moves no more.
+  void expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points,
+              std::vector<rig_proxy_wait> after);
 
   // Marks proxy's word lost now, for work rigd could not hand to its
   // served device, and wakes its waiters.
@@ -55,6 +59,7 @@ class Completions {
     size_t device;
     uint64_t value;
     std::vector<rig_point_t> points;
+    std::vector<rig_proxy_wait> after;
   };
 
   // The values handed over on one served device, in order, and the thread
@@ -67,6 +72,9 @@ class Completions {
 
   void run(Lane &lane);
   static bool reached(const std::vector<rig_point_t> &points);
+  // Whether every word of after shows its value (shown), or one is lost.
+  enum class Shown { yes, not_yet, lost };
+  Shown shown(const std::vector<rig_proxy_wait> &after) const noexcept;
   // Raises proxy's word to value where its points were reached (done), else marks
   // it lost; publishes the device's progress and wakes the word's waiters.
   void raise(uint32_t proxy, size_t device, uint64_t value, bool done);

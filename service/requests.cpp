@@ -115,7 +115,7 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   // A value is done once what it waits for is too: a value of no parts, or
   // whose parts rig ran at once, waits on other devices all the same.
   points.insert(points.end(), waits.begin(), waits.end());
-  completions_.expect(proxy, p.device, p.handed, std::move(points));
+  completions_.expect(proxy, p.device, p.handed, std::move(points), std::move(work->waits));
   return status;
 }
 
