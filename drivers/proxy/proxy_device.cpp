@@ -49,6 +49,7 @@ ProxyRegion *region_of(Region r) { return static_cast<ProxyRegion *>(r); }
 std::pair<uint64_t, uint64_t> side_of(const rig_edge_location_t &loc) {
   if (!loc.address) return {loc.handle, loc.offset};
   auto block = find_shared_block(loc.address, 1);
+  if (!block) throw Fault("a part names host memory that rigd does not map");
   auto offset = static_cast<uint64_t>(static_cast<const std::byte *>(loc.address) -
                                       static_cast<const std::byte *>(block->base));
   return {loc.handle, offset};

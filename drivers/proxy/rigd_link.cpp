@@ -6,11 +6,14 @@
 #include <rig/rig.h>
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 
 namespace rig::proxy {
 
@@ -22,6 +25,17 @@ constexpr int answer_spins = 4000;
 // A sleeping wait looks at the socket this often, so that rigd's death
 // ends it promptly.
 constexpr int answer_sleep_ms = 50;
+
+// The forks the process has made since it first connected, counted in each
+// child (pthread_atfork), so that a link sees with no system call that it
+// is its process's parent's.
+std::atomic<unsigned> forks{0};
+
+unsigned fork_count() {
+  static std::once_flag registered;
+  std::call_once(registered, [] { pthread_atfork(nullptr, nullptr, [] { forks.fetch_add(1); }); });
+  return forks.load(std::memory_order_relaxed);
+}
 
 template <class T>
 T *map_segment(int fd, int protection, size_t &bytes) {
@@ -36,7 +50,7 @@ T *map_segment(int fd, int protection, size_t &bytes) {
 }  // namespace
 
 RigdLink::RigdLink(const std::string &path)
-    : path_(path), owner_(getpid()), connection_(connect_to_rigd(path)) {
+    : path_(path), forks_seen_(fork_count()), connection_(connect_to_rigd(path)) {
   try {
     rings_memory_.at =
         map_segment<std::byte>(connection_.ring_segment.get(), PROT_READ | PROT_WRITE, rings_memory_.bytes);
@@ -96,9 +110,11 @@ void RigdLink::mark_lost(const std::string &why) {
   lost_.store(true, std::memory_order_release);
 }
 
+bool RigdLink::forked() const noexcept { return forks.load(std::memory_order_relaxed) != forks_seen_; }
+
 bool RigdLink::lost(std::string *why) {
   if (!lost_.load(std::memory_order_acquire)) {
-    if (getpid() != owner_) {
+    if (forked()) {
       if (why) *why = "the connection to rigd belongs to the process that made it, not to this child";
       return true;
     }
@@ -116,6 +132,10 @@ bool RigdLink::lost(std::string *why) {
 void RigdLink::check_live() {
   std::string why;
   if (lost(&why)) throw LinkLost(why);
+}
+
+void RigdLink::check_known_live() {
+  if (lost_.load(std::memory_order_acquire) || forked()) check_live();
 }
 
 rig_proxy_completion RigdLink::await(uint64_t tag) {
@@ -140,7 +160,7 @@ rig_proxy_completion RigdLink::await(uint64_t tag) {
 
 rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const std::byte> payload) {
   std::lock_guard g(mu_);
-  check_live();
+  check_known_live();
   entry.tag = ++tag_;
   if (!payload.empty()) {
     if (!payload_->copy_in(0, payload)) throw std::length_error("a request's payload exceeds rigd's arena");

@@ -72,11 +72,15 @@ class RigdLink {
     size_t bytes = 0;
   };
   void mark_lost(const std::string &why);
-  void check_live();  // throws LinkLost; with mu_ held
+  // Throws LinkLost once the link is known lost, reading memory only: the
+  // hot path's check.  lost() also asks the socket.
+  void check_known_live();
+  void check_live();  // throws LinkLost; asks the socket
+  bool forked() const noexcept;
   rig_proxy_completion await(uint64_t tag);  // with mu_ held
 
   std::string path_;
-  pid_t owner_;
+  unsigned forks_seen_;  // the process's forks when it connected (a child counts one more)
   ServiceConnection connection_;
   Mapped<std::byte> rings_memory_;
   Mapped<const std::byte> completion_memory_;

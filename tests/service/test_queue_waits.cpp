@@ -1,15 +1,17 @@
-/* Order between proxies of one connection, as rigd keeps it: a hand-over
- * carries the waits of its value on other proxies' values, and the served
- * device's queue waits, not the client (PROXY-33: a wait on a proxy of the same
- * link goes to the agent in the hand-over and is not waited for in this
- * process; PROXY-39: the agent runs the hand-over's parts after what it
- * waits for).
+/* The queues of proxies, as rigd keeps them.
  *
- * rigd serves SIM:0 and SIM:1 whose work takes 400 ms (RIG_SIM's
- * latency_us): the client fills a buffer of SIM:0@rigd and copies it to
- * SIM:1@rigd; the copy's submit returns while the fill is still running,
- * and the copy's bytes are the fill's.  And no false order: a value on one
- * served device completes while another device's earlier value runs on. */
+ * Order between proxies of one connection: a hand-over carries the waits of
+ * its value on other proxies' values, and the served device's queue waits,
+ * not the client (PROXY-33: a wait on a proxy of the same link goes to the
+ * agent in the hand-over and is not waited for in this process; PROXY-39:
+ * the agent runs the hand-over's parts after what it waits for).  No false
+ * order: a value on one served device completes while another device's
+ * earlier value runs on.  Room: a proxy with nothing in flight takes any
+ * submission, and one with more than 64 MiB in flight answers RIG_LATER, so
+ * rig waits for its next value before it submits (PROXY-43, PROXY-44).
+ *
+ * rigd's sim devices run slowly (RIG_SIM's latency_us), so that the tests
+ * see work still running. */
 #include "rigd_process.hpp"
 
 #include <rig/rig.h>
@@ -19,38 +21,73 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
-Test(queue_waits, a_hand_over_waits_on_another_proxy_in_rigd, .timeout = 60) {
+namespace {
+
+// A rigd serving devices whose sim work takes latency_us at least, and this
+// process connected to it.
+RigdProcess slow_rigd(const char *devices, const char *latency_us) {
   // rigd inherits the knob; the test process opens no sim device.
-  setenv("RIG_SIM", "latency_us=400000", 1);
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0,SIM:1"});
+  setenv("RIG_SIM", (std::string("latency_us=") + latency_us).c_str(), 1);
+  RigdProcess rigd = start_rigd({"--devices", devices});
   unsetenv("RIG_SIM");
   rig_service_options_t options{sizeof options, rigd.socket.c_str()};
   cr_assert(rig_service_connect(&options) == RIG_OK, "%s", rig_last_error());
-  rig_device_t *first = nullptr, *second = nullptr;
-  cr_assert(rig_open("SIM:0@rigd", nullptr, &first) == RIG_OK, "%s", rig_last_error());
-  cr_assert(rig_open("SIM:1@rigd", nullptr, &second) == RIG_OK, "%s", rig_last_error());
+  return rigd;
+}
+
+rig_device_t *open_proxy(const char *name) {
+  rig_device_t *d = nullptr;
+  cr_assert(rig_open(name, nullptr, &d) == RIG_OK, "%s: %s", name, rig_last_error());
+  return d;
+}
+
+rig_buffer_t *create(rig_device_t *d, int64_t n) {
+  rig_buffer_t *b = nullptr;
+  cr_assert(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b) == RIG_OK, "%s", rig_last_error());
+  return b;
+}
+
+bool reached(rig_point_t p) {
+  bool done = false;
+  cr_assert(rig_point_reached(p, &done) == RIG_OK, "%s", rig_last_error());
+  return done;
+}
+
+rig_point_t fill(rig_buffer_t *b, uint8_t value) {
+  rig_point_t p;
+  cr_assert(rig_buffer_submit_fill(b, value, nullptr, 0, &p) == RIG_OK, "%s", rig_last_error());
+  return p;
+}
+
+rig_point_t copy(rig_buffer_t *src, rig_buffer_t *dst) {
+  rig_box_t row = rig_row(0, 0, rig_buffer_bytes(src));
+  rig_point_t p;
+  cr_assert(rig_buffer_submit_copy(src, dst, &row, 1, nullptr, 0, &p) == RIG_OK, "%s", rig_last_error());
+  return p;
+}
+
+}  // namespace
+
+Test(queue_waits, a_hand_over_waits_on_another_proxy_in_rigd, .timeout = 60) {
+  RigdProcess rigd = slow_rigd("SIM:0,SIM:1", "400000");
+  rig_device_t *first = open_proxy("SIM:0@rigd"), *second = open_proxy("SIM:1@rigd");
   cr_assert(rig_reaches(second, first), "rigd's SIM:1 maps SIM:0's memory");
 
   constexpr int64_t n = 4096;
-  rig_buffer_t *source = nullptr, *target = nullptr;
-  cr_assert(rig_buffer_create(first, n, RIG_MEMORY_DEVICE, &source) == RIG_OK);
-  cr_assert(rig_buffer_create(second, n, RIG_MEMORY_DEVICE, &target) == RIG_OK);
-  rig_point_t filled, copied;
-  cr_assert(rig_buffer_submit_fill(source, 0x5a, nullptr, 0, &filled) == RIG_OK, "%s", rig_last_error());
-  rig_box_t row = rig_row(0, 0, n);
-  cr_assert(rig_buffer_submit_copy(source, target, &row, 1, nullptr, 0, &copied) == RIG_OK, "%s", rig_last_error());
-  bool fill_done = true;
-  cr_assert(rig_point_reached(filled, &fill_done) == RIG_OK);
-  cr_expect(!fill_done, "PROXY-33: the copy's submit waited in the client for the fill");
+  rig_buffer_t *source = create(first, n), *target = create(second, n);
+  rig_point_t filled = fill(source, 0x5a);
+  rig_point_t copied = copy(source, target);
+  cr_expect(!reached(filled), "PROXY-33: the copy's submit waited in the client for the fill");
   cr_assert(rig_device_equal(rig_point_device(copied), second), "SIM:1@rigd runs the copy");
 
   cr_assert(rig_point_wait(copied) == RIG_OK, "%s", rig_last_error());
   std::vector<uint8_t> bytes(n);
   cr_assert(rig_buffer_blit_to_bytes(target, 0, bytes.data(), n, 0, n) == RIG_OK, "%s", rig_last_error());
   for (int64_t i = 0; i < n; i++) cr_assert_eq(bytes[i], 0x5a, "PROXY-39: byte %lld is not the fill's", (long long)i);
-  cr_assert(rig_point_reached(filled, &fill_done) == RIG_OK && fill_done);
+  cr_assert(reached(filled));
   rig_buffer_unref(source);
   rig_buffer_unref(target);
 }
@@ -60,25 +97,29 @@ Test(queue_waits, a_slow_device_holds_back_no_other_devices_values, .timeout = 6
    * own values are done.  A value on rigd's MEM:0 completes while an earlier
    * value of the same client on its slow SIM:0 runs on (PROXY-80: the word
    * holds the last value done). */
-  setenv("RIG_SIM", "latency_us=2000000", 1);
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0,MEM:0"});
-  unsetenv("RIG_SIM");
-  rig_service_options_t options{sizeof options, rigd.socket.c_str()};
-  cr_assert(rig_service_connect(&options) == RIG_OK, "%s", rig_last_error());
-  rig_device_t *slow = nullptr, *fast = nullptr;
-  cr_assert(rig_open("SIM:0@rigd", nullptr, &slow) == RIG_OK, "%s", rig_last_error());
-  cr_assert(rig_open("MEM:0@rigd", nullptr, &fast) == RIG_OK, "%s", rig_last_error());
-  rig_buffer_t *on_slow = nullptr, *on_fast = nullptr;
-  cr_assert(rig_buffer_create(slow, 4096, RIG_MEMORY_DEVICE, &on_slow) == RIG_OK);
-  cr_assert(rig_buffer_create(fast, 4096, RIG_MEMORY_DEVICE, &on_fast) == RIG_OK);
-  rig_point_t slow_fill, fast_fill;
-  cr_assert(rig_buffer_submit_fill(on_slow, 1, nullptr, 0, &slow_fill) == RIG_OK, "%s", rig_last_error());
-  cr_assert(rig_buffer_submit_fill(on_fast, 2, nullptr, 0, &fast_fill) == RIG_OK, "%s", rig_last_error());
+  RigdProcess rigd = slow_rigd("SIM:0,MEM:0", "2000000");
+  rig_buffer_t *on_slow = create(open_proxy("SIM:0@rigd"), 4096);
+  rig_buffer_t *on_fast = create(open_proxy("MEM:0@rigd"), 4096);
+  rig_point_t slow_fill = fill(on_slow, 1);
+  rig_point_t fast_fill = fill(on_fast, 2);
   cr_assert(rig_point_wait(fast_fill) == RIG_OK, "%s", rig_last_error());
-  bool slow_done = true;
-  cr_assert(rig_point_reached(slow_fill, &slow_done) == RIG_OK);
-  cr_expect(!slow_done, "MEM:0@rigd's value waited for SIM:0@rigd's");
+  cr_expect(!reached(slow_fill), "MEM:0@rigd's value waited for SIM:0@rigd's");
   cr_assert(rig_point_wait(slow_fill) == RIG_OK, "%s", rig_last_error());
   rig_buffer_unref(on_slow);
   rig_buffer_unref(on_fast);
+}
+
+Test(queue_waits, more_than_64_mib_in_flight_waits_for_the_next_value, .timeout = 60) {
+  RigdProcess rigd = slow_rigd("SIM:0", "500000");
+  rig_device_t *d = open_proxy("SIM:0@rigd");
+  constexpr int64_t big = int64_t{72} << 20;
+  rig_buffer_t *a = create(d, big), *b = create(d, big), *small = create(d, 4096);
+  rig_point_t first = copy(a, b);
+  cr_expect(!reached(first), "PROXY-44: a proxy with nothing in flight takes a copy above 64 MiB at once");
+  rig_point_t second = fill(small, 3);
+  cr_expect(reached(first), "PROXY-43: with 72 MiB in flight, the next submit waited for the proxy's next value");
+  cr_assert(rig_point_wait(second) == RIG_OK, "%s", rig_last_error());
+  rig_buffer_unref(a);
+  rig_buffer_unref(b);
+  rig_buffer_unref(small);
 }
