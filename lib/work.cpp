@@ -58,7 +58,7 @@ void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, rig_edge_work
     }
     rig_edge_room_t room = d->drv->room(w);
     if (room == RIG_ROOM) return;
-    if (room == RIG_NEVER) throw_invalid(d->name + " takes no submission that large");
+    if (room == RIG_NEVER) throw_invalid(d->name + " takes no such work: its driver runs it in no submission");
     if (room == RIG_GROW) {
       if (grows++ == kGrowTries) throw_no_memory(d, 0);
       lock.unlock();

@@ -123,3 +123,30 @@ Test(queue_waits, more_than_64_mib_in_flight_waits_for_the_next_value, .timeout 
   rig_buffer_unref(b);
   rig_buffer_unref(small);
 }
+
+Test(queue_waits, a_proxy_refuses_words, .timeout = 60) {
+  /* PROXY-40, PROXY-41: a proxy's room answers RIG_NEVER for a part other
+   * than copies (and fills, rigd's addition), and for words on a proxy other
+   * than the machine's host: the submit answers RIG_EINVAL and runs
+   * nothing. */
+  RigdProcess rigd = slow_rigd("MEM:0", "0");
+  rig_device_t *d = open_proxy("MEM:0@rigd");
+  rig_buffer_t *b = create(d, 64);
+  rig_word_write_t write{{0, b}, 0, 7};
+  rig_part_t words{};
+  words.kind = RIG_WORDS;
+  words.u.words.writes = &write;
+  words.u.words.count = 1;
+  rig_submission_t *s = nullptr;
+  cr_assert(rig_submission_make(d, &words, 1, nullptr, &s) == RIG_OK, "%s", rig_last_error());
+  rig_run_t *run = nullptr;
+  cr_assert(rig_submission_take(s, &run) == RIG_OK, "%s", rig_last_error());
+  rig_point_t p;
+  cr_expect(rig_submit(run, nullptr, 0, nullptr, 0, &p) == RIG_EINVAL, "PROXY-41: words ran on MEM:0@rigd");
+  cr_expect(std::string(rig_last_error()).find("no such work") != std::string::npos, "%s", rig_last_error());
+  uint64_t word = 1;
+  cr_assert(rig_buffer_blit_to_bytes(b, 0, &word, 8, 0, 8) == RIG_OK, "%s", rig_last_error());
+  cr_expect(word != 7, "the refused words part wrote its word");
+  rig_submission_unref(s);
+  rig_buffer_unref(b);
+}
