@@ -1,9 +1,9 @@
 // libFuzzer target of rigd's entry parser (service/requests.cpp, and the
 // hand-overs of service/handover.cpp): whatever entries a client writes to
 // its submission ring and whatever bytes to its payload arena, rigd answers
-// each entry with a completion that follows protocol.h, and never crashes,
-// leaks or trips a sanitizer (DESIGN.md "The per-host service": a bad entry
-// gets an error completion).
+// each entry but a hand-over it takes with a completion that follows
+// protocol.h, and never crashes, leaks or trips a sanitizer (DESIGN.md "The
+// per-host service": a bad entry gets an error completion).
 //
 // The input is a sequence of steps, each led by a byte that picks it: a raw
 // entry (the next 64 bytes as they come), raw bytes written into the payload
@@ -45,23 +45,31 @@ constexpr uint64_t client = 1;
 struct Model {
   struct Proxy {
     uint64_t handed;      // the last value handed over
-    uint64_t failed = 0;  // the first value handed over whose work failed to start, or 0
+    uint64_t failed = 0;  // the first value the proxy's word never shows, once it failed; or 0
   };
   std::vector<Proxy> proxies;
   std::map<uint64_t, int64_t> held;     // handle -> bytes counted against the quota
   std::map<uint64_t, uint64_t> tokens;  // export token -> its length
   int64_t counted = 0;
 
-  // Checks the answer to entry against protocol.h and the model, then
-  // takes in what it changed.
-  void observe(const rig_proxy_entry &e, const rig_proxy_completion &c);
+  // Checks how rigd handled entry against protocol.h and the model (its
+  // answer c, if answered), then takes in what it changed.
+  void observe(const rig_proxy_entry &e, bool answered, const rig_proxy_completion &c);
   // Checks the proxies' words once every value is done (PROXY-80): each
   // holds the last value handed over, or is lost, showing no value from
   // the first whose work failed on.
   void check_words(const std::byte *words) const;
 };
 
-void Model::observe(const rig_proxy_entry &e, const rig_proxy_completion &c) {
+void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_completion &c) {
+  bool on_proxy = e.device < proxies.size();
+  // Only a hand-over rigd takes goes unanswered: the proxy's next value.
+  if (!answered) {
+    RIGD_FUZZ_CHECK(e.opcode == RIG_PROXY_OP_HANDOVER && e.flags == 0 && e.reserved == 0 && on_proxy &&
+                    proxies[e.device].failed == 0 && e.args[0] == proxies[e.device].handed + 1);
+    proxies[e.device].handed = e.args[0];
+    return;
+  }
   RIGD_FUZZ_CHECK(c.tag == e.tag && c.flags == 0);
   RIGD_FUZZ_CHECK(c.status == RIG_OK || c.status == RIG_EINVAL || c.status == RIG_ENOMEM || c.status == RIG_EOPEN ||
                   c.status == RIG_ELOST);
@@ -78,15 +86,18 @@ void Model::observe(const rig_proxy_entry &e, const rig_proxy_completion &c) {
   // Only an open at the limit answers RIG_EOPEN.
   RIGD_FUZZ_CHECK((c.status == RIG_EOPEN) ==
                   (e.opcode == RIG_PROXY_OP_OPEN && proxies.size() == proxy_limit && e.device < served().size()));
-  bool on_proxy = e.device < proxies.size();
+  if (e.opcode == RIG_PROXY_OP_HANDOVER) RIGD_FUZZ_CHECK(c.status != RIG_OK);
+  // A failed proxy runs no more hand-overs.
+  if (e.opcode == RIG_PROXY_OP_HANDOVER && on_proxy && proxies[e.device].failed != 0)
+    RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
   if (c.status != RIG_OK) {
-    // A hand-over that got past its checks is the proxy's value, even if
-    // its work failed to start (it fails the proxy); RIG_EINVAL changes
-    // nothing.
-    if (e.opcode == RIG_PROXY_OP_HANDOVER && c.status != RIG_EINVAL) {
+    // A hand-over rigd cannot run loses its proxy.  One that got past its
+    // checks is the proxy's value, even though its work failed to start;
+    // with RIG_EINVAL the proxy's values stop before it.
+    if (e.opcode == RIG_PROXY_OP_HANDOVER && on_proxy) {
       Proxy &p = proxies[e.device];
-      p.handed = e.args[0];
-      if (p.failed == 0) p.failed = p.handed;
+      if (c.status != RIG_EINVAL) p.handed = e.args[0];
+      if (p.failed == 0) p.failed = c.status == RIG_EINVAL ? p.handed + 1 : p.handed;
     }
     if (e.opcode == RIG_PROXY_OP_FREE) RIGD_FUZZ_CHECK(!held.count(e.args[0]));
     return;
@@ -115,10 +126,6 @@ void Model::observe(const rig_proxy_entry &e, const rig_proxy_completion &c) {
       counted -= held[e.args[0]];
       held.erase(e.args[0]);
       break;
-    case RIG_PROXY_OP_HANDOVER:
-      RIGD_FUZZ_CHECK(on_proxy && e.args[0] == proxies[e.device].handed + 1);
-      proxies[e.device].handed = e.args[0];
-      break;
     case RIG_PROXY_OP_MAP_PEER:
       RIGD_FUZZ_CHECK(on_proxy && held.count(e.args[0]) == 1);
       if (c.value != 0) take_handle(c.value, 0);
@@ -140,7 +147,7 @@ void Model::observe(const rig_proxy_entry &e, const rig_proxy_completion &c) {
 void Model::check_words(const std::byte *words) const {
   for (size_t i = 0; i < proxies.size(); ++i) {
     rig_proxy_word w;
-    std::memcpy(&w, words + i * RIG_PROXY_CACHE_LINE, sizeof w);
+    std::memcpy(&w, words + i * RIG_PROXY_WORD_BYTES, sizeof w);
     const Proxy &p = proxies[i];
     RIGD_FUZZ_CHECK(p.failed == 0 ? w.lost == 0 && w.value == p.handed : w.lost != 0 && w.value < p.failed);
   }
@@ -290,7 +297,7 @@ void Steps::hand_over(rig_proxy_entry &e) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FuzzedDataProvider input(data, size);
-  alignas(RIG_PROXY_CACHE_LINE) std::byte words[proxy_limit * RIG_PROXY_CACHE_LINE] = {};
+  alignas(RIG_PROXY_CACHE_LINE) std::byte words[proxy_limit * RIG_PROXY_WORD_BYTES] = {};
   alignas(RIG_PROXY_CACHE_LINE) static std::byte arena_memory[arena_bytes];
   std::memset(arena_memory, 0, sizeof arena_memory);
   rig::proxy::PayloadArena arena(arena_memory, arena_bytes);
@@ -310,7 +317,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       rig_proxy_entry e;
       if (!steps.next(e)) continue;
       if (e.tag == 0) e.tag = ++tag;
-      model.observe(e, requests.handle(e));
+      rig_proxy_completion answer;
+      bool answered = requests.handle(e, answer);
+      model.observe(e, answered, answer);
     }
     exports.remove_owner(client);
   }

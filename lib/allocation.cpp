@@ -307,7 +307,7 @@ Allocation *wrap_foreign_region(rig_device_t *d, Region r, int64_t n) {
   a->region = r;
   a->loc = d->drv->locate(r);
   a->bytes = n;
-  a->foreign = true;
+  a->never_cached = true;
   d->holdings.fetch_add(1);
   return a;
 }
@@ -487,7 +487,7 @@ void move_collected(rig_device_t *d) {
     d->collected.insert(d->collected.end(), waiting.begin(), waiting.end());
   }
   for (Allocation *a : done) {
-    bool cache = a->region && !a->release && !a->foreign && !d->is_lost() && !d->is_io() && !a->outside_claims.load() &&
+    bool cache = a->region && !a->release && !a->never_cached && !d->is_lost() && !d->is_io() && !a->outside_claims.load() &&
                  a->charged_to->allocated.load() <= a->charged_to->budget.load();
     if (cache) {
       Guard g(d->reclaim_mu);

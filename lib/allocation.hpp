@@ -63,7 +63,8 @@ struct Allocation {
   rig_access_t access = RIG_ACCESS_READ_WRITE;
   bool collected = false;                // on its owner's collected list (mu)
   bool memory_moved = false;             // its memory went to the cache or driver (mu)
-  bool foreign = false;              // another process allocated it: never cached
+  bool never_cached = false;         // returns to its driver, never to a cache: another
+                                     // process allocated it, or staging retired it
   bool staging = false;              // the host's staging memory (staging.cpp)
   rig_release_fn release = nullptr;  // caller memory
   void *release_context = nullptr;

@@ -172,14 +172,29 @@ void maybe_leave_slot(rig_device_t *d) {
   d->free_own_word();
 }
 
+namespace {
+
+// The name of the hardware that name opens: NAME~TAG (TAG before any
+// @MACHINE) is an instance of NAME's, which its driver opens as it opens
+// NAME, as a device of its own.
+std::string hardware_of(const std::string &name) {
+  auto tilde = name.find('~');
+  if (tilde == std::string::npos) return name;
+  auto at = name.find('@', tilde);
+  if (at == tilde + 1 || tilde + 1 == name.size()) throw_invalid(name + ": the instance's tag after ~ is empty");
+  return name.substr(0, tilde) + (at == std::string::npos ? "" : name.substr(at));
+}
+
+}  // namespace
+
 rig_device_t *open_device(const char *name_c, Driver *driver, const char *config) {
   if (name_c && std::string(name_c) != "CPU" && !driver) {
     driver = driver_of_prefix(name_c);
     if (!driver) throw_invalid(std::string("no driver opens devices named ") + name_c);
   }
-  std::string name = name_c ? name_c : "";
+  std::string hardware = hardware_of(name_c ? name_c : "");
   return open_device_with(
-      name_c, driver, [&](uint64_t start) { return driver->open(name, config ? config : "", start); },
+      name_c, driver, [&](uint64_t start) { return driver->open(hardware, config ? config : "", start); },
       [](rig_device_t *) {});
 }
 

@@ -19,6 +19,9 @@ struct Chunk {
   uint64_t filled_from_start = 0;  // when bytes were last placed at its start
   uint64_t last_take = 0;
   bool device_written = false;
+  // Its pages are not shared (share_staging): it returns once no copy
+  // holds it, and until then a copy holds it, so that no take finds it.
+  bool retired = false;
 };
 
 struct Pool {
@@ -26,6 +29,7 @@ struct Pool {
   std::vector<Chunk> chunks;
   uint64_t takes = 0;
   size_t most = 0;  // the most chunks staging has had at once
+  SharedPages shared = nullptr;  // set once the process shares host memory
 };
 
 Pool &pool() {
@@ -39,8 +43,6 @@ void wait_work(Allocation *a) {
   wait_all(deps);
 }
 
-// Allocates outside the pool's lock: an allocation may run the rounds of
-// reclamation, which return idle staging memory.
 // Moves a's pages to node (also pages a reused allocation touched), so
 // that a device's copies read and write memory near it.
 void place_on_node(Allocation *a, int node) {
@@ -51,7 +53,39 @@ void place_on_node(Allocation *a, int node) {
   mbind(a->host, static_cast<unsigned long>(kStagingBytes), MPOL_PREFERRED, &mask, sizeof mask * 8, MPOL_MF_MOVE);
 }
 
-Chunk &new_chunk(Pool &p, std::unique_lock<std::mutex> &g, int node) {
+// Whether a can be staging: any memory can until the process shares host
+// memory, then only shared pages.
+bool usable(const Pool &p, const Allocation *a) { return !p.shared || p.shared(a->host, kStagingBytes); }
+
+// Returns chunks as freed memory returns, once their work is done; a
+// retired one's memory goes back to the host's driver, since a fresh chunk
+// would take it again from the host's cache.
+void give_back(const std::vector<Chunk> &chunks) {
+  for (const Chunk &c : chunks) {
+    if (c.retired) c.alloc->never_cached = true;
+    unref(c.alloc);
+  }
+}
+
+// Takes out of the pool the chunks pick chooses, to give back outside the
+// pool's lock.
+template <class Pick>
+std::vector<Chunk> take_out(Pool &p, Pick pick) {
+  std::vector<Chunk> out;
+  auto keep = p.chunks.begin();
+  for (Chunk &c : p.chunks) {
+    if (pick(c))
+      out.push_back(c);
+    else
+      *keep++ = c;
+  }
+  p.chunks.erase(keep, p.chunks.end());
+  return out;
+}
+
+// Allocates outside the pool's lock: an allocation may run the rounds of
+// reclamation, which return idle staging memory.
+Allocation *allocate_chunk(std::unique_lock<std::mutex> &g, int node) {
   g.unlock();
   Allocation *a;
   try {
@@ -63,7 +97,23 @@ Chunk &new_chunk(Pool &p, std::unique_lock<std::mutex> &g, int node) {
     throw;
   }
   g.lock();
-  p.chunks.push_back(Chunk{a, node});
+  return a;
+}
+
+Chunk &new_chunk(Pool &p, std::unique_lock<std::mutex> &g, int node) {
+  Chunk c{allocate_chunk(g, node), node};
+  if (!usable(p, c.alloc)) {
+    // The host's cache kept these pages from before the process shared
+    // host memory; its next block of this size is shared.
+    c.retired = true;
+    g.unlock();
+    give_back({c});
+    g.lock();
+    c = Chunk{allocate_chunk(g, node), node};
+    // Where the system has no shared memory, the chunk serves one copy.
+    c.retired = !usable(p, c.alloc);
+  }
+  p.chunks.push_back(c);
   p.most = std::max(p.most, p.chunks.size());
   return p.chunks.back();
 }
@@ -150,39 +200,39 @@ StagingLease refill_from_start(const StagingLease &lease, int64_t n) {
 
 void release_staging(const StagingLease &lease) {
   Pool &p = pool();
-  std::vector<Allocation *> returning;
+  std::vector<Chunk> returning;
   {
     std::lock_guard<std::mutex> g(p.mu);
-    auto keep = p.chunks.begin();
-    for (Chunk &c : p.chunks) {
+    for (Chunk &c : p.chunks)
       if (c.alloc == lease.alloc) c.holders--;
-      bool stale = c.holders == 0 && c.last_take + p.most <= p.takes;
-      if (stale)
-        returning.push_back(c.alloc);
-      else
-        *keep++ = c;
-    }
-    p.chunks.erase(keep, p.chunks.end());
+    returning = take_out(p, [&](const Chunk &c) {
+      return c.holders == 0 && (c.retired || c.last_take + p.most <= p.takes);
+    });
   }
-  // They return as freed memory does: once their work is done.
-  for (Allocation *a : returning) unref(a);
+  give_back(returning);
 }
 
 void release_idle_staging() {
   Pool &p = pool();
-  std::vector<Allocation *> returning;
+  std::vector<Chunk> returning;
   {
     std::lock_guard<std::mutex> g(p.mu);
-    auto keep = p.chunks.begin();
-    for (Chunk &c : p.chunks) {
-      if (c.holders == 0)
-        returning.push_back(c.alloc);
-      else
-        *keep++ = c;
-    }
-    p.chunks.erase(keep, p.chunks.end());
+    returning = take_out(p, [](const Chunk &c) { return c.holders == 0; });
   }
-  for (Allocation *a : returning) unref(a);
+  give_back(returning);
+}
+
+void share_staging(SharedPages shared) {
+  Pool &p = pool();
+  std::vector<Chunk> returning;
+  {
+    std::lock_guard<std::mutex> g(p.mu);
+    p.shared = shared;
+    for (Chunk &c : p.chunks)
+      if (!usable(p, c.alloc)) c.retired = true;
+    returning = take_out(p, [](const Chunk &c) { return c.retired && c.holders == 0; });
+  }
+  give_back(returning);
 }
 
 }  // namespace rig

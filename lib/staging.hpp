@@ -6,6 +6,8 @@
 
 #include "allocation.hpp"
 
+#include <cstddef>
+
 namespace rig {
 
 constexpr int64_t kStagingBytes = int64_t{32} << 20;
@@ -34,5 +36,15 @@ StagingLease refill_from_start(const StagingLease &lease, int64_t n);
 void release_staging(const StagingLease &lease);
 // Returns every staging allocation no copy holds, once its work is done.
 void release_idle_staging();
+
+// Whether the bytes at host are pages the process shares with rigd.
+using SharedPages = bool (*)(const void *host, size_t bytes);
+// From now on staging uses only allocations whose pages shared tells are
+// shared (the process connected to rigd, whose proxies map no other host
+// memory: the proxy driver calls it as it connects).  The others retire: those no
+// copy holds return now, the others once their copies give them back, and
+// later copies take fresh allocations.  A retired allocation returns to the
+// host's driver, not to its cache, where a fresh one would find its pages.
+void share_staging(SharedPages shared);
 
 }  // namespace rig

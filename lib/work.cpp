@@ -110,14 +110,13 @@ uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t npart
     std::unique_lock<Mutex> lock(d->submit_mu);
     rig_edge_work_t w{0, parts, static_cast<uint32_t>(nparts), queue_waits.data(),
                       static_cast<uint32_t>(queue_waits.size())};
-    {
-      DriverCallMask mask;
-      wait_for_room(d, lock, w);
-    }
+    // One mask over room and submit: each mask costs two system calls,
+    // more than the rest of a warm submission to a proxy.
+    DriverCallMask mask;
+    wait_for_room(d, lock, w);
     v = w.value;
     d->submitted.store(v, std::memory_order_release);
     try {
-      DriverCallMask mask;
       if (d->facts.may_block) d->enter_call();
       struct Leave {
         rig_device_t *d;

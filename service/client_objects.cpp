@@ -4,6 +4,7 @@
 namespace rigd {
 
 ClientObjects::~ClientObjects() {
+  // The buffers go first, then (with held_) the instances they needed.
   for (auto &[handle, held] : held_) rig_buffer_unref(held.buffer);
 }
 
@@ -12,27 +13,31 @@ bool ClientObjects::fits(int64_t bytes) const {
   return quota_ == 0 || (bytes <= quota_ && counted_ <= quota_ - bytes);
 }
 
-uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted) {
+uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Instances instances) {
   std::lock_guard g(mu_);
   uint64_t handle = next_++;
-  held_.emplace(handle, Held{buffer, counted});
+  held_.emplace(handle, Held{buffer, counted, std::move(instances)});
   counted_ += counted;
   return handle;
 }
 
-rig_buffer_t *ClientObjects::get(uint64_t handle) const {
+rig_buffer_t *ClientObjects::get(uint64_t handle, Instances *instances) const {
   std::lock_guard g(mu_);
   auto it = held_.find(handle);
-  return it == held_.end() ? nullptr : rig_buffer_ref(it->second.buffer);
+  if (it == held_.end()) return nullptr;
+  if (instances) *instances = it->second.instances;
+  return rig_buffer_ref(it->second.buffer);
 }
 
 bool ClientObjects::remove(uint64_t handle) {
   rig_buffer_t *buffer;
+  Instances instances;  // closed, where these are their last holds, outside the lock
   {
     std::lock_guard g(mu_);
     auto it = held_.find(handle);
     if (it == held_.end()) return false;
     buffer = it->second.buffer;
+    instances = std::move(it->second.instances);
     counted_ -= it->second.counted;
     held_.erase(it);
   }

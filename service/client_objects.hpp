@@ -1,9 +1,12 @@
 // The memory rigd holds for one client, by handle, within its quota.
 #pragma once
 
+#include "served.hpp"
+
 #include <rig/rig.h>
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -21,12 +24,21 @@ class ClientObjects {
   // Whether bytes more of counted memory stay within the quota.
   bool fits(int64_t bytes) const;
 
-  // Takes the caller's reference to buffer and answers its new handle;
-  // counted bytes count against the quota until the handle is removed.
-  uint64_t add(rig_buffer_t *buffer, int64_t counted);
+  // The instances a buffer needs open: the one whose memory it is, and the
+  // one it is mapped on where that is another (a borrow).  Empty for host
+  // memory.
+  struct Instances {
+    std::shared_ptr<Instance> memory, mapped_on;
+  };
 
-  // A new reference to the handle's buffer, or NULL for no such handle.
-  rig_buffer_t *get(uint64_t handle) const;
+  // Takes the caller's reference to buffer and answers its new handle;
+  // counted bytes count against the quota until the handle is removed, and
+  // instances stay open until then.
+  uint64_t add(rig_buffer_t *buffer, int64_t counted, Instances instances = {});
+
+  // A new reference to the handle's buffer, or NULL for no such handle;
+  // instances, if not NULL, gets its instances.
+  rig_buffer_t *get(uint64_t handle, Instances *instances = nullptr) const;
 
   // Releases the handle's buffer; false for no such handle.
   bool remove(uint64_t handle);
@@ -35,6 +47,7 @@ class ClientObjects {
   struct Held {
     rig_buffer_t *buffer;
     int64_t counted;
+    Instances instances;
   };
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Held> held_;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 namespace rigd {
 
@@ -33,7 +34,7 @@ Completions::~Completions() {
 }
 
 rig_proxy_word *Completions::word(uint32_t proxy) const noexcept {
-  return reinterpret_cast<rig_proxy_word *>(words_ + std::size_t{proxy} * RIG_PROXY_CACHE_LINE);
+  return reinterpret_cast<rig_proxy_word *>(words_ + std::size_t{proxy} * RIG_PROXY_WORD_BYTES);
 }
 
 void Completions::start(uint32_t proxy, uint64_t value) {
@@ -41,22 +42,22 @@ void Completions::start(uint32_t proxy, uint64_t value) {
   std::atomic_ref<uint64_t>(w->value).store(value, std::memory_order_release);
 }
 
-void Completions::expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points,
-                         std::vector<rig_proxy_wait> after) {
+void Completions::expect(uint32_t proxy, size_t device, uint64_t value, const std::vector<rig_point_t> &points,
+                         const std::vector<rig_proxy_wait> &after) {
   std::lock_guard g(mu_);
   std::unique_ptr<Lane> &lane = lanes_[device];
   // Work that is done already (a memory device's, which runs before its
   // submit returns) raises the word here, before the hand-over's answer,
   // so that the client's wait finds it raised: no thread to wake.
   if ((!lane || lane->values.empty()) && reached(points) && shown(after) == Shown::yes) {
-    raise(proxy, device, value, true);
+    raise(proxy, device, value, nullptr);
     return;
   }
   if (!lane) {
     lane = std::make_unique<Lane>();
     lane->thread = std::thread([this, l = lane.get()] { run(*l); });
   }
-  lane->values.push_back({proxy, device, value, std::move(points), std::move(after)});
+  lane->values.push_back({proxy, device, value, points, after});
   lane->changed.notify_all();
 }
 
@@ -71,39 +72,45 @@ bool Completions::reached(const std::vector<rig_point_t> &points) {
 Completions::Shown Completions::shown(const std::vector<rig_proxy_wait> &after) const noexcept {
   for (const rig_proxy_wait &w : after) {
     rig_proxy_word *other = word(w.proxy);
+    // A value the word showed before it was lost was done.
+    if (std::atomic_ref<uint64_t>(other->value).load(std::memory_order_acquire) >= w.value) continue;
     if (std::atomic_ref<uint32_t>(other->lost).load(std::memory_order_acquire) != 0) return Shown::lost;
-    if (std::atomic_ref<uint64_t>(other->value).load(std::memory_order_acquire) < w.value) return Shown::not_yet;
+    return Shown::not_yet;
   }
   return Shown::yes;
 }
 
-void Completions::raise(uint32_t proxy, size_t device, uint64_t value, bool done) {
-  rig_proxy_word *w = word(proxy);
-  served_.publish_progress(device);
-  if (!done) {
-    std::fprintf(stderr, "rigd: a proxy's work failed: %s\n", rig_last_error());
-    std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
-    rig::proxy::wake_word(&w->value, sleepers_);
-  } else if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) == 0) {
-    rig::proxy::raise_word(&w->value, value, sleepers_);
+void Completions::raise(uint32_t proxy, size_t device, uint64_t value, const char *failed) {
+  if (failed) {
+    fail(proxy, failed);
+    return;
   }
+  served_.publish_progress(device);
+  rig_proxy_word *w = word(proxy);
+  if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) == 0)
+    rig::proxy::raise_word(&w->value, value, sleepers_);
 }
 
-void Completions::fail(uint32_t proxy) {
+void Completions::fail(uint32_t proxy, const std::string &why) {
   rig_proxy_word *w = word(proxy);
-  std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
+  {
+    // The first failure's why stays: the client reads it once it sees lost.
+    std::lock_guard g(lost_mu_);
+    if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) != 0) return;
+    std::fprintf(stderr, "rigd: a proxy's work failed: %s\n", why.c_str());
+    std::snprintf(w->why, sizeof w->why, "%s", why.c_str());
+    std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
+  }
   rig::proxy::wake_word(&w->value, sleepers_);
 }
 
-std::vector<rig_point_t> Completions::pending(uint32_t proxy, uint64_t value) const {
+void Completions::pending(uint32_t proxy, uint64_t value, std::vector<rig_point_t> &points) const {
   std::lock_guard g(mu_);
-  std::vector<rig_point_t> points;
   for (const auto &lane : lanes_) {
     if (!lane) continue;
     for (const Value &v : lane->values)
       if (v.proxy == proxy && v.value <= value) points.insert(points.end(), v.points.begin(), v.points.end());
   }
-  return points;
 }
 
 void Completions::run(Lane &lane) {
@@ -130,7 +137,10 @@ void Completions::run(Lane &lane) {
       else
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    raise(proxy, device, value, reached && words == Shown::yes);
+    std::string why = !reached               ? std::string("its work failed: ") + rig_last_error()
+                      : words == Shown::lost ? "a value it waits for failed"
+                                             : "";
+    raise(proxy, device, value, why.empty() ? nullptr : why.c_str());
     lock.lock();
     lane.values.pop_front();
   }

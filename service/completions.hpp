@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,7 +23,7 @@ namespace rigd {
 
 class Completions {
  public:
-  // words: the completion segment's words, a line each; proxies index them.
+  // words: the completion segment's words (rig_proxy_word); proxies index them.
   // sleepers: the client's sleepers word (protocol.h), which says whether a
   // raised word needs a wake.
   Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served);
@@ -43,15 +44,17 @@ class Completions {
   // value and wakes its sleepers; where all that is so already, expect
   // raises it itself.  A point a lost device never reaches, or a lost word
   // of `after`, marks the proxy's word lost, and it moves no more.
-  void expect(uint32_t proxy, size_t device, uint64_t value, std::vector<rig_point_t> points,
-              std::vector<rig_proxy_wait> after);
+  void expect(uint32_t proxy, size_t device, uint64_t value, const std::vector<rig_point_t> &points,
+              const std::vector<rig_proxy_wait> &after);
 
-  // Marks proxy's word lost now, for work rigd could not hand to its
-  // served device, and wakes its waiters.
-  void fail(uint32_t proxy);
+  // Marks proxy's word lost now, with why (a proxy's first failure's why
+  // stays), and wakes its waiters: for work rigd could not hand to its
+  // served device, and for work that failed there.
+  void fail(uint32_t proxy, const std::string &why);
 
-  // The points of proxy's values up to value that are not done yet.
-  std::vector<rig_point_t> pending(uint32_t proxy, uint64_t value) const;
+  // Appends to points those of proxy's values up to value that are not
+  // done yet.
+  void pending(uint32_t proxy, uint64_t value, std::vector<rig_point_t> &points) const;
 
  private:
   struct Value {
@@ -75,15 +78,17 @@ class Completions {
   // Whether every word of after shows its value (shown), or one is lost.
   enum class Shown { yes, not_yet, lost };
   Shown shown(const std::vector<rig_proxy_wait> &after) const noexcept;
-  // Raises proxy's word to value where its points were reached (done), else marks
-  // it lost; publishes the device's progress and wakes the word's waiters.
-  void raise(uint32_t proxy, size_t device, uint64_t value, bool done);
+  // Raises proxy's word to value, or marks it lost where its work failed
+  // (failed says why); publishes the device's progress and wakes the
+  // word's waiters.
+  void raise(uint32_t proxy, size_t device, uint64_t value, const char *failed);
   rig_proxy_word *word(uint32_t proxy) const noexcept;
 
   std::byte *words_;
   const uint32_t *sleepers_;
   const ServedDevices &served_;
   mutable std::mutex mu_;
+  std::mutex lost_mu_;  // marking a word lost: one why each
   std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value
   bool ending_ = false;
 };

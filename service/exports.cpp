@@ -22,32 +22,34 @@ Exports::~Exports() {
   for (auto &[token, e] : exports_) rig_buffer_unref(e.view);
 }
 
-uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view) {
+uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, std::shared_ptr<Instance> memory) {
   std::lock_guard g(mu_);
   uint64_t token = random_token();
   while (exports_.count(token)) token = random_token();
-  exports_.emplace(token, Export{owner, device, view});
+  exports_.emplace(token, Export{owner, device, view, std::move(memory)});
   return token;
 }
 
-rig_buffer_t *Exports::get(uint64_t token, size_t device) const {
+rig_buffer_t *Exports::get(uint64_t token, size_t device, std::shared_ptr<Instance> *memory) const {
   std::lock_guard g(mu_);
   auto it = exports_.find(token);
   if (it == exports_.end() || it->second.device != device) return nullptr;
+  *memory = it->second.memory;
   return rig_buffer_ref(it->second.view);
 }
 
 void Exports::remove_owner(uint64_t owner) {
-  std::vector<rig_buffer_t *> ended;
+  // Released outside the lock: the last hold of an instance closes it.
+  std::vector<Export> ended;
   {
     std::lock_guard g(mu_);
-    std::erase_if(exports_, [&](const auto &entry) {
+    std::erase_if(exports_, [&](auto &entry) {
       if (entry.second.owner != owner) return false;
-      ended.push_back(entry.second.view);
+      ended.push_back(std::move(entry.second));
       return true;
     });
   }
-  for (rig_buffer_t *view : ended) rig_buffer_unref(view);
+  for (const Export &e : ended) rig_buffer_unref(e.view);
 }
 
 }  // namespace rigd

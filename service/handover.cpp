@@ -34,9 +34,11 @@ bool part_fits(const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) {
 }
 
 // A view of the bytes rows rows of width bytes, pitch apart, span from
-// offset (part_fits checked them), or NULL where rig refuses it.
+// offset (part_fits checked them), or NULL where rig refuses it: b itself,
+// referenced anew, where they are all of it.
 rig_buffer_t *extent_view(rig_buffer_t *b, uint64_t offset, uint64_t width, uint64_t rows, uint64_t pitch) {
   uint64_t extent = (rows - 1) * pitch + width;
+  if (offset == 0 && extent == static_cast<uint64_t>(rig_buffer_bytes(b))) return rig_buffer_ref(b);
   rig_buffer_t *view = nullptr;
   rig_buffer_view(b, static_cast<int64_t>(offset), static_cast<int64_t>(extent), &view);
   return view;
@@ -52,29 +54,26 @@ HeldPart spanned(const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) 
 
 }  // namespace
 
-std::optional<Handover> read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes) {
+bool read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes, Handover &h) {
   rig_proxy_handover header;
-  if (bytes < sizeof header || !payload.holds(offset, bytes)) return std::nullopt;
-  std::vector<std::byte> copy(bytes);
-  payload.copy_out(offset, copy);
-  std::memcpy(&header, copy.data(), sizeof header);
+  if (bytes < sizeof header || !payload.holds(offset, bytes)) return false;
+  payload.copy_out(offset, std::as_writable_bytes(std::span(&header, 1)));
   uint64_t waits_bytes = uint64_t{header.wait_count} * sizeof(rig_proxy_wait);
   uint64_t parts_bytes = uint64_t{header.part_count} * sizeof(rig_proxy_part);
-  if (sizeof header + waits_bytes + parts_bytes != bytes) return std::nullopt;
-  Handover h;
+  if (sizeof header + waits_bytes + parts_bytes != bytes) return false;
   h.waits.resize(header.wait_count);
   h.parts.resize(header.part_count);
-  // An empty vector's data() may be NULL, which memcpy may not take.
-  if (waits_bytes) std::memcpy(h.waits.data(), copy.data() + sizeof header, waits_bytes);
-  if (parts_bytes) std::memcpy(h.parts.data(), copy.data() + sizeof header + waits_bytes, parts_bytes);
-  return h;
+  payload.copy_out(offset + sizeof header, std::as_writable_bytes(std::span(h.waits)));
+  payload.copy_out(offset + sizeof header + waits_bytes, std::as_writable_bytes(std::span(h.parts)));
+  return true;
 }
 
-HeldParts::~HeldParts() {
+void HeldParts::clear() noexcept {
   for (const HeldPart &p : parts_) {
     rig_buffer_unref(p.src);
     rig_buffer_unref(p.dst);
   }
+  parts_.clear();
 }
 
 bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held) {

@@ -8,20 +8,21 @@
 
 #include <rig/rig.h>
 
-#include <optional>
 #include <vector>
 
 namespace rigd {
 
+// A hand-over as rigd copied it out.  A Requests keeps one and reads each
+// hand-over into it, so that a warm hand-over allocates nothing.
 struct Handover {
   std::vector<rig_proxy_wait> waits;
   std::vector<rig_proxy_part> parts;
 };
 
-// The hand-over at [offset, offset + bytes) of the payload arena, copied out
-// first, or nothing if it leaves the arena or its counts do not match its
-// size exactly.
-std::optional<Handover> read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes);
+// Copies the hand-over at [offset, offset + bytes) of the payload arena into
+// h, each byte read once, and answers true; false if it leaves the arena or
+// its counts do not match its size exactly.
+bool read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes, Handover &h);
 
 // A part with views of the bytes it spans on each side, each a reference
 // of its own: what the part reads (NULL for a fill) and what it writes.
@@ -31,15 +32,16 @@ struct HeldPart {
   rig_buffer_t *dst;
 };
 
-// The buffers of a hand-over's parts, released with it.
+// The buffers of a hand-over's parts, released by clear and with it.
 class HeldParts {
  public:
   HeldParts() = default;
-  ~HeldParts();
+  ~HeldParts() { clear(); }
   HeldParts(const HeldParts &) = delete;
   HeldParts &operator=(const HeldParts &) = delete;
 
   void add(const HeldPart &p) { parts_.push_back(p); }
+  void clear() noexcept;
   const std::vector<HeldPart> &parts() const noexcept { return parts_; }
 
  private:

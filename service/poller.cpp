@@ -25,12 +25,20 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
   auto submissions = rings.submission_consumer();
   auto completions = rings.completion_producer();
   auto last_entry = std::chrono::steady_clock::now();
+  // Entries came since the clock was last read: the spin starts anew.
+  bool fresh = false;
   for (unsigned empty_polls = 0; !stopping.load(std::memory_order_acquire);) {
     rig_proxy_entry entry;
-    RingStatus status = submissions.pop(entry);
+    RingStatus status = submissions.peek(entry);
     if (status == RingStatus::empty) {
       // The clock is read once every 64 polls: a poll costs nanoseconds.
-      if (++empty_polls % 64 != 0 || std::chrono::steady_clock::now() - last_entry < spin_after_entry) {
+      if (++empty_polls % 64 != 0) {
+        rig::proxy::spin_turn(empty_polls);
+        continue;
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (fresh) last_entry = now, fresh = false;
+      if (now - last_entry < spin_after_entry) {
         rig::proxy::spin_turn(empty_polls);
         continue;
       }
@@ -40,9 +48,14 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
       continue;
     }
     empty_polls = 0;
-    last_entry = std::chrono::steady_clock::now();
+    fresh = true;
     if (status == RingStatus::breach) return PollerEnd::breach;
-    rig_proxy_completion answer = requests.handle(entry);
+    rig_proxy_completion answer;
+    bool answered = requests.handle(entry, answer);
+    // The slot, and the payload it names, go back to the client only now
+    // that rigd has copied what it needs of them.
+    submissions.release();
+    if (!answered) continue;
     while ((status = completions.push(answer)) == RingStatus::full) {
       if (stopping.load(std::memory_order_acquire)) return PollerEnd::stopped;
       std::this_thread::sleep_for(std::chrono::microseconds(100));

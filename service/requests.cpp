@@ -4,14 +4,16 @@
 #include "handover.hpp"
 
 #include <cstdint>
+#include <span>
+#include <string>
 
 namespace rigd {
 
-rig_proxy_completion Requests::handle(const rig_proxy_entry &entry) {
-  rig_proxy_completion answer{};
+bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
+  answer = {};
   answer.tag = entry.tag;
   answer.status = RIG_EINVAL;
-  if (entry.flags != 0 || entry.reserved != 0) return answer;
+  if (entry.flags != 0 || entry.reserved != 0) return true;
   bool on_proxy = entry.device < proxies_.size();
   switch (entry.opcode) {
     case RIG_PROXY_OP_NOP:
@@ -29,7 +31,7 @@ rig_proxy_completion Requests::handle(const rig_proxy_entry &entry) {
       break;
     case RIG_PROXY_OP_HANDOVER:
       if (on_proxy) answer.status = hand_over(entry);
-      break;
+      return answer.status != RIG_OK;
     case RIG_PROXY_OP_MAP_PEER:
       if (on_proxy) answer.status = map_peer(entry, answer);
       break;
@@ -42,13 +44,13 @@ rig_proxy_completion Requests::handle(const rig_proxy_entry &entry) {
     case RIG_PROXY_OP_ALLOCATED:
       if (entry.device < served_.size()) {
         answer.status = RIG_OK;
-        answer.value = static_cast<uint64_t>(rig_allocated(served_.device(entry.device)));
+        answer.value = static_cast<uint64_t>(served_.allocated(entry.device));
       }
       break;
     default:
       break;
   }
-  return answer;
+  return true;
 }
 
 rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
@@ -56,11 +58,35 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
   if (proxies_.size() == proxy_limit_) return RIG_EOPEN;
   // Values past 2^47 are beyond any timeline's (rig_point_t).
   if (entry.args[0] >= uint64_t{1} << 47) return RIG_EINVAL;
+  std::string config;
+  if (entry.payload_bytes > max_config_bytes) return RIG_EINVAL;
+  config.resize(entry.payload_bytes);
+  if (!payload_.copy_out(entry.payload_offset, std::as_writable_bytes(std::span(config))) ||
+      config.find('\0') != std::string::npos)
+    return RIG_EINVAL;
+  std::shared_ptr<Instance> instance = instance_for(entry.device, config);
+  if (!instance) return RIG_EOPEN;
   auto proxy = static_cast<uint32_t>(proxies_.size());
   answer.value = proxy;
-  proxies_.push_back({entry.device, entry.args[0]});
+  proxies_.push_back({entry.device, entry.args[0], false, std::move(instance)});
   completions_.start(proxy, entry.args[0]);
   return RIG_OK;
+}
+
+std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::string &config) {
+  Current &current = current_[device];
+  // The client's proxies of a device share its instance while it lives;
+  // one opened with other configuration would be another device.
+  if (current.instance && !rig_lost(current.instance->device()))
+    return config == current.config ? current.instance : nullptr;
+  // Appended piece by piece: a chain of + trips a false -Wrestrict of GCC 12.
+  std::string tag = "c";
+  tag += std::to_string(client_);
+  tag += '.';
+  tag += std::to_string(++current.opened);
+  current.instance = served_.open_instance(device, tag, config);
+  current.config = config;
+  return current.instance;
 }
 
 rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
@@ -70,52 +96,71 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
     answer.detail = bytes;
     return RIG_ENOMEM;
   }
+  const std::shared_ptr<Instance> &instance = proxies_[entry.device].instance;
   rig_buffer_t *b = nullptr;
-  rig_status_t status = rig_buffer_create(served_.device(proxies_[entry.device].device), static_cast<int64_t>(bytes),
-                                          static_cast<rig_memory_t>(kind), &b);
+  rig_status_t status =
+      rig_buffer_create(instance->device(), static_cast<int64_t>(bytes), static_cast<rig_memory_t>(kind), &b);
   if (status == RIG_ENOMEM) answer.detail = bytes;
   if (status != RIG_OK) return status;
-  answer.value = objects_.add(b, static_cast<int64_t>(bytes));
+  answer.value = objects_.add(b, static_cast<int64_t>(bytes), {instance, nullptr});
   return RIG_OK;
 }
 
 rig_status_t Requests::map_peer(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
-  rig_buffer_t *memory = objects_.get(entry.args[0]);
+  ClientObjects::Instances instances;
+  rig_buffer_t *memory = objects_.get(entry.args[0], &instances);
   if (!memory) return RIG_EINVAL;
+  const std::shared_ptr<Instance> &on = proxies_[entry.device].instance;
   rig_buffer_t *mapped = nullptr;
-  rig_status_t status = rig_buffer_borrow(served_.device(proxies_[entry.device].device), memory, &mapped);
+  rig_status_t status = rig_buffer_borrow(on->device(), memory, &mapped);
   rig_buffer_unref(memory);
   // A borrow that cannot map answers RIG_OK and no buffer: handle 0.
-  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0);
+  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {instances.memory, on});
   return status;
 }
 
 rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   uint32_t proxy = entry.device;
   Proxy &p = proxies_[proxy];
-  if (entry.args[0] != p.handed + 1) return RIG_EINVAL;
-  auto work = read_handover(payload_, entry.payload_offset, entry.payload_bytes);
-  if (!work) return RIG_EINVAL;
-  // The value follows the proxy's earlier values and the values it waits for.
-  std::vector<rig_point_t> waits = completions_.pending(proxy, p.handed);
-  for (const rig_proxy_wait &w : work->waits) {
-    if (w.reserved != 0 || w.proxy >= proxies_.size() || w.value > proxies_[w.proxy].handed) return RIG_EINVAL;
-    auto points = completions_.pending(w.proxy, w.value);
-    waits.insert(waits.end(), points.begin(), points.end());
+  if (p.failed) return RIG_EINVAL;
+  rig_status_t status = run_hand_over(entry, proxy);
+  held_.clear();
+  // The client hears of a hand-over rigd cannot run through the proxy's
+  // word (and the answer, which it reads later): it is lost.
+  if (status != RIG_OK && !p.failed) {
+    p.failed = true;
+    completions_.fail(proxy, "rigd refused value " + std::to_string(entry.args[0]) +
+                                 " of the proxy: out of order, malformed, or naming memory the process does not hold");
   }
-  HeldParts parts;
-  if (!hold_parts(objects_, work->parts, parts)) return RIG_EINVAL;
+  return status;
+}
+
+rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t proxy) {
+  Proxy &p = proxies_[proxy];
+  if (entry.args[0] != p.handed + 1) return RIG_EINVAL;
+  if (!read_handover(payload_, entry.payload_offset, entry.payload_bytes, work_)) return RIG_EINVAL;
+  // The value follows the proxy's earlier values and the values it waits for.
+  waits_.clear();
+  completions_.pending(proxy, p.handed, waits_);
+  for (const rig_proxy_wait &w : work_.waits) {
+    if (w.reserved != 0 || w.proxy >= proxies_.size() || w.value > proxies_[w.proxy].handed) return RIG_EINVAL;
+    completions_.pending(w.proxy, w.value, waits_);
+  }
+  if (!hold_parts(objects_, work_.parts, held_)) return RIG_EINVAL;
   // From here the value is the proxy's: work that fails to start fails it.
   p.handed = entry.args[0];
-  std::vector<rig_point_t> points;
-  rig_status_t status = submit_parts(parts, waits, points);
+  points_.clear();
+  rig_status_t status = submit_parts(held_, waits_, points_);
   // A value that failed to start marks the word lost first, so that its
   // started parts, once done, do not raise it.
-  if (status != RIG_OK) completions_.fail(proxy);
+  if (status != RIG_OK) {
+    p.failed = true;
+    completions_.fail(proxy, std::string("value ") + std::to_string(p.handed) + " did not start: " + rig_last_error());
+  }
   // A value is done once what it waits for is too: a value of no parts, or
   // whose parts rig ran at once, waits on other devices all the same.
-  points.insert(points.end(), waits.begin(), waits.end());
-  completions_.expect(proxy, p.device, p.handed, std::move(points), std::move(work->waits));
+  points_.insert(points_.end(), waits_.begin(), waits_.end());
+  completions_.expect(proxy, p.device, p.handed, points_, work_.waits);
   return status;
 }
 
@@ -125,25 +170,39 @@ namespace rigd {
 
 rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   size_t device = proxies_[entry.device].device;
-  rig_buffer_t *whole = objects_.get(entry.args[0]);
+  ClientObjects::Instances instances;
+  rig_buffer_t *whole = objects_.get(entry.args[0], &instances);
   if (!whole) return RIG_EINVAL;
   uint64_t offset = entry.args[1], length = entry.args[2], size = static_cast<uint64_t>(rig_buffer_bytes(whole));
   rig_buffer_t *view = nullptr;
-  // Only memory of the proxy's served device: a host arena is the client's.
-  if (rig_buffer_device(whole) == served_.device(device) && offset <= size && length <= size - offset)
+  // Only memory of an instance of the proxy's served device, as allocated
+  // or imported, not a borrow: a host arena is the client's, and a borrow
+  // needs the instance it maps on.
+  bool exportable = instances.memory && instances.memory->served() == device && !instances.mapped_on;
+  if (exportable && offset <= size && length <= size - offset)
     rig_buffer_view(whole, static_cast<int64_t>(offset), static_cast<int64_t>(length), &view);
   rig_buffer_unref(whole);
   if (!view) return RIG_EINVAL;
-  answer.value = exports_.add(client_, device, view);
+  answer.value = exports_.add(client_, device, view, instances.memory);
   return RIG_OK;
 }
 
 rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
-  rig_buffer_t *view = exports_.get(entry.args[0], proxies_[entry.device].device);
+  const Proxy &p = proxies_[entry.device];
+  std::shared_ptr<Instance> memory;
+  rig_buffer_t *view = exports_.get(entry.args[0], p.device, &memory);
   if (!view) return RIG_EINVAL;
   answer.detail = static_cast<uint64_t>(rig_buffer_bytes(view));
-  // The exporter's quota counts the memory.
-  answer.value = objects_.add(view, 0);
+  // The importer's work on the bytes runs on its own instance where that
+  // maps them, so that a fault in it loses no other client's instance.
+  rig_buffer_t *mapped = nullptr;
+  if (rig_buffer_borrow(p.instance->device(), view, &mapped) == RIG_OK && mapped) {
+    rig_buffer_unref(view);
+    answer.value = objects_.add(mapped, 0, {std::move(memory), p.instance});
+  } else {
+    // The exporter's quota counts the memory.
+    answer.value = objects_.add(view, 0, {std::move(memory), nullptr});
+  }
   return RIG_OK;
 }
 

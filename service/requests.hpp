@@ -4,12 +4,15 @@
 #include "client_objects.hpp"
 #include "completions.hpp"
 #include "exports.hpp"
+#include "handover.hpp"
 #include "protocol.h"
 #include "ring.hpp"
 #include "served.hpp"
 
 #include <rig/rig.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace rigd {
@@ -21,23 +24,40 @@ class Requests {
   Requests(const ServedDevices &served, Exports &exports, uint64_t client, ClientObjects &objects,
            Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit) noexcept
       : served_(served), exports_(exports), client_(client), objects_(objects), completions_(completions),
-        payload_(payload), proxy_limit_(proxy_limit) {}
+        payload_(payload), proxy_limit_(proxy_limit), current_(served.size()) {}
 
-  // Runs the request entry, rigd's own copy of a ring entry, and returns its
-  // completion: RIG_EINVAL with nothing done for an entry that breaks
-  // protocol.h's format or names what the client does not hold.
-  rig_proxy_completion handle(const rig_proxy_entry &entry);
+  // Runs the request entry, rigd's own copy of a ring entry, and answers
+  // whether it has a completion, which it writes to answer: RIG_EINVAL with
+  // nothing done for an entry that breaks protocol.h's format or names what
+  // the client does not hold.  A hand-over rigd takes has none.
+  bool handle(const rig_proxy_entry &entry, rig_proxy_completion &answer);
 
  private:
   struct Proxy {
     size_t device;        // the served device's index
     uint64_t handed = 0;  // the last value handed over
+    bool failed = false;  // its word is lost: it takes no more hand-overs
+    std::shared_ptr<Instance> instance;  // the client's instance of the device
   };
+  // The client's instance of a served device that its next proxies use,
+  // the configuration it opened with, and how many it has opened.
+  struct Current {
+    std::shared_ptr<Instance> instance;
+    std::string config;
+    uint64_t opened = 0;
+  };
+  // An OPEN's configuration (its payload) is at most this long.
+  static constexpr uint32_t max_config_bytes = 4096;
 
   rig_status_t open(const rig_proxy_entry &entry, rig_proxy_completion &answer);
+  // The instance of served device `device` for a new proxy opened with
+  // config: the client's current one while it is not lost, else a new one;
+  // NULL where it does not open, or the current one has other config.
+  std::shared_ptr<Instance> instance_for(size_t device, const std::string &config);
   rig_status_t alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t map_peer(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t hand_over(const rig_proxy_entry &entry);
+  rig_status_t run_hand_over(const rig_proxy_entry &entry, uint32_t proxy);
   rig_status_t export_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer);
 
@@ -49,6 +69,11 @@ class Requests {
   rig::proxy::PayloadArena payload_;
   uint32_t proxy_limit_;
   std::vector<Proxy> proxies_;
+  std::vector<Current> current_;  // by served device
+  // A hand-over's scratch, kept from one to the next.
+  Handover work_;
+  HeldParts held_;
+  std::vector<rig_point_t> waits_, points_;
 };
 
 }  // namespace rigd

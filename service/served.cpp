@@ -76,21 +76,41 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
   header.device_count = static_cast<uint32_t>(devices_.size());
   header.words_offset = RIG_PROXY_CACHE_LINE;
   std::memcpy(segment_->base(), &header, sizeof header);
-  for (size_t i = 0; i < devices_.size(); ++i) publish_progress(i);
+  instances_.resize(devices_.size());
 }
 
 void ServedDevices::free_caches() const noexcept {
   for (const auto &d : devices_) rig_free_cache(d.get());
 }
 
-void ServedDevices::publish_progress(size_t i) const noexcept {
-  uint64_t value = 0;
-  if (rig_signaled(devices_[i].get(), &value) != RIG_OK) return;
-  std::atomic_ref<uint64_t> word(*word_at(*segment_, i));
-  // Several threads publish: the word keeps the largest value read.
-  uint64_t seen = word.load(std::memory_order_relaxed);
-  while (seen < value && !word.compare_exchange_weak(seen, value, std::memory_order_release)) {
+std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::string &tag,
+                                                      const std::string &config) const {
+  std::string name = std::string(records_[i].name) + "~" + tag;
+  rig_open_options_t options{sizeof options, config.c_str()};
+  rig_device_t *d = nullptr;
+  if (rig_open(name.c_str(), &options, &d) != RIG_OK) return nullptr;
+  auto instance = std::make_shared<Instance>(d, i);
+  std::lock_guard g(instances_mu_);
+  std::erase_if(instances_[i], [](const std::weak_ptr<Instance> &w) { return w.expired(); });
+  instances_[i].push_back(instance);
+  return instance;
+}
+
+int64_t ServedDevices::allocated(size_t i) const {
+  // Held outside the lock: the last hold of an instance closes it.
+  std::vector<std::shared_ptr<Instance>> live;
+  {
+    std::lock_guard g(instances_mu_);
+    for (const std::weak_ptr<Instance> &w : instances_[i])
+      if (auto instance = w.lock()) live.push_back(std::move(instance));
   }
+  int64_t bytes = rig_allocated(devices_[i].get());
+  for (const auto &instance : live) bytes += rig_allocated(instance->device());
+  return bytes;
+}
+
+void ServedDevices::publish_progress(size_t i) const noexcept {
+  std::atomic_ref<uint64_t>(*word_at(*segment_, i)).fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace rigd

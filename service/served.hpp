@@ -1,5 +1,5 @@
-// The devices rigd serves, and the device segment that shows their
-// timeline words to every client.
+// The devices rigd serves, the device segment that shows their progress
+// to every client, and their instances, which run the clients' work.
 #pragma once
 
 #include "protocol.h"
@@ -7,11 +7,34 @@
 
 #include <rig/rig.h>
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace rigd {
+
+// An instance of a served device for one client (rig_open of NAME~TAG): a
+// device of its own, with its own timeline, memory and faults, so that a
+// fault in the work one client submitted loses that client's proxies only.
+// Closed once nothing holds it: the client's proxies, memory allocated on
+// it, and other clients' imports of that memory.
+class Instance {
+ public:
+  Instance(rig_device_t *device, size_t served) noexcept : device_(device), served_(served) {}
+  ~Instance() { rig_close(device_); }
+  Instance(const Instance &) = delete;
+  Instance &operator=(const Instance &) = delete;
+
+  rig_device_t *device() const noexcept { return device_; }
+  // The index of the served device it is an instance of.
+  size_t served() const noexcept { return served_; }
+
+ private:
+  rig_device_t *device_;
+  size_t served_;
+};
 
 class ServedDevices {
  public:
@@ -31,8 +54,16 @@ class ServedDevices {
   // Returns every served device's cached memory to its driver (rig_free_cache).
   void free_caches() const noexcept;
 
-  // Copies device i's timeline value (rig_signaled) into its word of the
-  // device segment, release order.  Any thread may call it.
+  // Opens a new instance of served device i, named NAME~tag, with config
+  // (rig_open's); NULL where it does not open (rig_last_error says why).
+  std::shared_ptr<Instance> open_instance(size_t i, const std::string &tag, const std::string &config) const;
+
+  // The bytes allocated on served device i and on its live instances
+  // (rig_allocated of each).
+  int64_t allocated(size_t i) const;
+
+  // Counts one more value done on device i in its word of the device
+  // segment, release order.  Any thread may call it.
   void publish_progress(size_t i) const noexcept;
 
  private:
@@ -43,6 +74,8 @@ class ServedDevices {
   std::vector<std::unique_ptr<rig_device_t, Close>> devices_;
   std::vector<rig_proxy_device_record> records_;
   std::unique_ptr<Segment> segment_;
+  mutable std::mutex instances_mu_;
+  mutable std::vector<std::vector<std::weak_ptr<Instance>>> instances_;  // by served device
 };
 
 }  // namespace rigd

@@ -72,7 +72,7 @@ void refuse(int socket, const std::string &why) {
 
 // The client's completion segment: the header, then a word a line.
 std::unique_ptr<Segment> completion_segment() {
-  uint64_t bytes = RIG_PROXY_CACHE_LINE * (proxy_words + 1);
+  uint64_t bytes = RIG_PROXY_CACHE_LINE + uint64_t{RIG_PROXY_WORD_BYTES} * proxy_words;
   auto segment = std::make_unique<Segment>("rigd-completion", bytes, ClientAccess::read_only);
   rig_proxy_completion_segment header{};
   header.segment = {RIG_PROXY_MAGIC_COMPLETION, RIG_PROXY_VERSION, bytes};

@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 3u
+#define RIG_PROXY_VERSION 4u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -66,8 +66,12 @@ struct rig_proxy_ring_header {
 RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_ring_header) == 3 * RIG_PROXY_CACHE_LINE,
                         "each control word has a cache line of its own");
 
-/* The requests a client's submission ring carries.  Each gets one
- * completion, in the order of the ring.  `device` is, for OPEN and
+/* The requests a client's submission ring carries.  Each but a hand-over
+ * rigd takes gets one completion, in the order of the ring: a hand-over is
+ * answered only when rigd refuses it, so that a client hands work over
+ * without a round trip.  rigd copies an entry's payload out before it
+ * releases the entry's slot (moves the ring's head past it), and the
+ * client reuses the payload's bytes only after that.  `device` is, for OPEN and
  * ALLOCATED, the served device's index in the handshake's list, and for the
  * others the proxy's index, which OPEN answered.  A handle names memory
  * rigd holds for the client: an ALLOC's, a MAP_PEER's, an IMPORT's or a
@@ -76,15 +80,23 @@ enum rig_proxy_opcode {
   RIG_PROXY_OP_NOP = 0,       /* value: args[0]; a check of the rings */
   RIG_PROXY_OP_OPEN = 1,      /* a proxy of the served device whose values start after
                                  args[0]; value: its index, that of its timeline word in
-                                 the completion segment, which holds args[0] */
+                                 the completion segment, which holds args[0].  The
+                                 proxy runs on the client's instance of the device, a
+                                 device of rigd's for this client alone, opened with
+                                 the payload's bytes (at most 4096, no NUL) as its
+                                 rig_open configuration; its proxies share it while it
+                                 is not lost.  RIG_EOPEN where the instance does not
+                                 open, or the live one has another configuration */
   RIG_PROXY_OP_ALLOC = 2,     /* args[0] a rig_memory_t, args[1] the bytes; value: the
                                  handle; RIG_ENOMEM past the client's quota */
   RIG_PROXY_OP_FREE = 3,      /* args[0] a handle: rigd lets go of it, and rig frees
                                  the memory once no work handed over needs it */
   RIG_PROXY_OP_HANDOVER = 4,  /* args[0] the proxy's next value; the payload: a
-                                 rig_proxy_handover.  RIG_OK once rigd has taken the
-                                 payload; the value is done when the proxy's word
-                                 reaches it */
+                                 rig_proxy_handover.  No completion once rigd has
+                                 taken it: the value is done when the proxy's word
+                                 reaches it.  One rigd cannot run is answered with why
+                                 (RIG_EINVAL where it is malformed) and marks the
+                                 proxy's word lost: rigd runs no later one of it */
   RIG_PROXY_OP_MAP_PEER = 5,  /* args[0] a handle: value, a new handle over its memory
                                  for the proxy's device, or 0 where that device cannot
                                  map it */
@@ -94,8 +106,9 @@ enum rig_proxy_opcode {
   RIG_PROXY_OP_IMPORT = 7,    /* args[0] a token: value, a new handle over the exported
                                  bytes, detail their length; RIG_EINVAL for a token that
                                  names no export or another served device's memory */
-  RIG_PROXY_OP_ALLOCATED = 8  /* value: the bytes allocated on the served device (its
-                                 rig_allocated), for monitoring and tests */
+  RIG_PROXY_OP_ALLOCATED = 8  /* value: the bytes allocated on the served device and
+                                 its live instances (their rig_allocated), for
+                                 monitoring and tests */
 };
 
 /* A hand-over's payload: the header, then wait_count waits, then
@@ -216,9 +229,11 @@ struct rig_proxy_device_record {
                                       memory (rig_reaches), for j < 64 */
 };
 
-/* The device segment: the served devices' timeline words, in the order of
- * the handshake's records, each on a cache line of its own; rigd writes
- * them (release order) and clients map the segment read-only. */
+/* The device segment: the served devices' progress words, in the order of
+ * the handshake's records, each on a cache line of its own: word i counts
+ * the values of all clients' proxies of device i that rigd has finished
+ * (their instances' timelines together).  rigd adds to them (release
+ * order) and clients map the segment read-only. */
 struct rig_proxy_device_segment {
   struct rig_proxy_segment_header segment; /* magic RIG_PROXY_MAGIC_DEVICES */
   uint32_t device_count;
@@ -227,8 +242,8 @@ struct rig_proxy_device_segment {
 };
 
 /* A client's completion segment: its proxies' timeline words, word i for
- * the proxy that the client's i-th open made, each on a cache line of its
- * own; rigd raises them (release order) as the proxies' values complete,
+ * the proxy that the client's i-th open made, each a rig_proxy_word on
+ * lines of its own; rigd raises them (release order) as the proxies' values complete,
  * and wakes futex waiters on the value's low 32 bits (its first four
  * bytes: the host is little-endian).  The client maps the segment
  * read-only. */
@@ -236,7 +251,7 @@ struct rig_proxy_completion_segment {
   struct rig_proxy_segment_header segment; /* magic RIG_PROXY_MAGIC_COMPLETION */
   uint32_t word_count;
   uint32_t reserved;
-  uint64_t words_offset; /* word i at words_offset + i * RIG_PROXY_CACHE_LINE */
+  uint64_t words_offset; /* word i at words_offset + i * RIG_PROXY_WORD_BYTES */
 };
 
 /* Waking a word's sleepers: a client thread that would sleep on a proxy's
@@ -248,13 +263,18 @@ struct rig_proxy_completion_segment {
  * nobody sleeps, and no sleeper left behind.  rigd trusts the count for
  * nothing else: a client that lies about it only delays its own waits. */
 
-/* A proxy's word in the completion segment. */
+/* A proxy's word in the completion segment, two cache lines: the first
+ * line's value moves as work completes, the why rigd writes once, before
+ * it stores lost. */
+#define RIG_PROXY_WORD_BYTES (2 * RIG_PROXY_CACHE_LINE)
 struct rig_proxy_word {
   uint64_t value; /* the proxy's last value done; never decreases */
-  uint32_t lost;  /* non-zero once the served device failed the proxy's work:
-                     the value then moves no more */
+  uint32_t lost;  /* non-zero once rigd failed the proxy's work (release
+                     order after why): the value then moves no more */
   uint32_t reserved;
+  char why[RIG_PROXY_WORD_BYTES - 16]; /* once lost: why, NUL-terminated */
 };
+RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_word) == RIG_PROXY_WORD_BYTES, "a word fills its lines");
 
 /* After the handshake, the client's socket carries host arenas: the
  * client sends a request with a memfd of `bytes` bytes attached, sealed

@@ -65,8 +65,7 @@ ProxyDevice::ProxyDevice(std::shared_ptr<RigdLink> link, uint32_t served, uint32
       facts_(facts_of(link_->devices()[served], word_)),
       accepted_(start) {}
 
-rig_proxy_completion ProxyDevice::ask(uint16_t opcode, uint64_t a0, uint64_t a1, uint64_t a2,
-                                      std::span<const std::byte> payload) {
+rig_proxy_completion ProxyDevice::ask(uint16_t opcode, uint64_t a0, uint64_t a1, uint64_t a2) {
   rig_proxy_entry e{};
   e.opcode = opcode;
   e.device = index_;
@@ -74,7 +73,7 @@ rig_proxy_completion ProxyDevice::ask(uint16_t opcode, uint64_t a0, uint64_t a1,
   e.args[1] = a1;
   e.args[2] = a2;
   try {
-    return link_->request(e, payload);
+    return link_->request(e);
   } catch (const LinkLost &lost) {
     throw Fault(lost.what());
   }
@@ -188,7 +187,17 @@ rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
   return flight_bytes_ > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
 }
 
+std::string ProxyDevice::failure() {
+  // rigd wrote why before it marked the word lost (word_failed's acquire).
+  const char *why = word_->why;
+  size_t length = strnlen(why, sizeof word_->why);
+  if (length) return "rigd: " + std::string(why, length);
+  return std::string(link_->devices()[served_].name) + " failed the proxy's work in rigd";
+}
+
 void ProxyDevice::submit(const rig_edge_work_t &w) {
+  // rigd runs none of the proxy's values once one failed.
+  if (word_failed()) throw Fault(failure());
   // rig calls submit for one proxy one at a time: the payload's memory is
   // reused, and a warm submit allocates nothing.
   std::vector<std::byte> &payload = payload_;
@@ -221,9 +230,15 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
     }
     std::memcpy(at + i * sizeof p, &p, sizeof p);
   }
-  rig_proxy_completion a = ask(RIG_PROXY_OP_HANDOVER, w.value, 0, 0, payload);
-  if (a.status != RIG_OK)
-    throw Fault("rigd refused value " + std::to_string(w.value) + " (" + rig_status_name(static_cast<rig_status_t>(a.status)) + ")");
+  rig_proxy_entry e{};
+  e.opcode = RIG_PROXY_OP_HANDOVER;
+  e.device = index_;
+  e.args[0] = w.value;
+  try {
+    link_->hand_over(e, payload);
+  } catch (const LinkLost &lost) {
+    throw Fault(lost.what());
+  }
   accepted_.store(w.value, std::memory_order_release);
   std::lock_guard g(flight_mu_);
   in_flight_.push_back({w.value, bytes});
@@ -249,7 +264,7 @@ void ProxyDevice::sleep(uint64_t seen, int64_t still_ms) {
       spin_turn(spins);
       continue;
     }
-    if (word_failed()) throw Fault(std::string(link_->devices()[served_].name) + " failed the proxy's work in rigd");
+    if (word_failed()) throw Fault(failure());
     std::string why;
     if (link_->lost(&why)) throw Fault(why);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

@@ -60,8 +60,9 @@ class ProxyDevice : public DriverDevice {
  private:
   // rigd's answer to a request on this proxy; throws Fault with the link's
   // reason once it is lost.
-  rig_proxy_completion ask(uint16_t opcode, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
-                           std::span<const std::byte> payload = {});
+  rig_proxy_completion ask(uint16_t opcode, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0);
+  // Why rigd failed the proxy's work, as the word's why says.
+  std::string failure();
   Region alloc_pinned(int64_t n);
   uint64_t word_value() const noexcept;
   bool word_failed() const noexcept;
@@ -77,7 +78,7 @@ class ProxyDevice : public DriverDevice {
   std::mutex flight_mu_;
   std::deque<std::pair<uint64_t, uint64_t>> in_flight_;  // (value, bytes)
   uint64_t flight_bytes_ = 0;
-  std::atomic<uint64_t> accepted_;  // the last value rigd took
+  std::atomic<uint64_t> accepted_;  // the last value handed over
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> last_{0};  // stop's last value
 };

@@ -8,6 +8,7 @@
 #include "../../lib/device.hpp"
 #include "../../lib/errors.hpp"
 #include "../../lib/registry.hpp"
+#include "../../lib/staging.hpp"
 #include "../common/shared_host_memory.hpp"
 #include "service_path.hpp"
 
@@ -42,8 +43,10 @@ std::shared_ptr<RigdLink> connect(const std::string &path) {
   } catch (const HandshakeError &e) {
     throw_open(e.what());
   }
-  // Host memory allocated from now on can be rigd's arenas.
+  // Host memory allocated from now on can be rigd's arenas, and staging
+  // made before now, private pages rigd cannot map, retires.
   share_host_memory();
+  share_staging([](const void *host, size_t bytes) { return find_shared_block(host, bytes).has_value(); });
   Connection &c = connection();
   std::lock_guard g(c.mu);
   c.link = link;
@@ -66,7 +69,6 @@ class ProxyDriver : public Driver {
   const char *prefix() const override { return suffix; }
 
   std::unique_ptr<DriverDevice> open(const std::string &name, const std::string &config, uint64_t start) override {
-    if (!config.empty()) throw std::runtime_error(name + ": a proxy takes no configuration");
     std::string served_name = name.substr(0, name.size() - std::char_traits<char>::length(suffix));
     std::shared_ptr<RigdLink> link = current_link();
     int served = link->find(served_name);
@@ -77,13 +79,17 @@ class ProxyDriver : public Driver {
     e.args[0] = start;
     rig_proxy_completion answer;
     try {
-      answer = link->request(e);
+      // rigd opens the client's instance of the device with the config.
+      answer = link->request(e, std::as_bytes(std::span(config)));
     } catch (const LinkLost &lost) {
       throw std::runtime_error(lost.what());
     }
     if (answer.status != RIG_OK || answer.value >= link->words())
-      throw std::runtime_error("rigd refused a proxy of " + served_name + " (" + rig_status_name(static_cast<rig_status_t>(answer.status)) +
-                               ")");
+      throw std::runtime_error("rigd refused a proxy of " + served_name + " (" +
+                               rig_status_name(static_cast<rig_status_t>(answer.status)) + ")" +
+                               (answer.status == RIG_EOPEN ? ": it could not open an instance of the device with that "
+                                                             "configuration, or serves no more proxies to this process"
+                                                           : ""));
     return std::make_unique<ProxyDevice>(link, static_cast<uint32_t>(served), static_cast<uint32_t>(answer.value),
                                          start);
   }

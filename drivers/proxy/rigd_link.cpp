@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 namespace rig::proxy {
 
@@ -25,6 +28,13 @@ constexpr int answer_spins = 4000;
 // A sleeping wait looks at the socket this often, so that rigd's death
 // ends it promptly.
 constexpr int answer_sleep_ms = 50;
+// A hand-over's tag: this bit, which tells rigd's answer to one it refuses
+// from a request's, and the proxy's index.  Requests count their tags
+// below it.
+constexpr uint64_t handover_tag = uint64_t{1} << 63;
+// How long a send that finds the ring or the arena full waits between
+// looks, once it has spun a while.
+constexpr auto full_wait = std::chrono::microseconds(50);
 
 // The forks the process has made since it first connected, counted in each
 // child (pthread_atfork), so that a link sees with no system call that it
@@ -66,7 +76,7 @@ RigdLink::RigdLink(const std::string &path)
     uint64_t room = completion_memory_.bytes;
     if (completion.segment.magic != RIG_PROXY_MAGIC_COMPLETION || completion.words_offset > room ||
         completion.words_offset % RIG_PROXY_CACHE_LINE != 0 ||
-        completion.word_count > (room - completion.words_offset) / RIG_PROXY_CACHE_LINE)
+        completion.word_count > (room - completion.words_offset) / RIG_PROXY_WORD_BYTES)
       throw HandshakeError("rigd's completion segment is corrupt");
     words_offset_ = completion.words_offset;
     word_count_ = completion.word_count;
@@ -79,6 +89,7 @@ RigdLink::RigdLink(const std::string &path)
   submissions_ = std::make_unique<RingProducer<rig_proxy_entry>>(rings.submission_producer());
   completions_ = std::make_unique<RingConsumer<rig_proxy_completion>>(rings.completion_consumer());
   payload_ = std::make_unique<PayloadArena>(rings.payload());
+  payload_space_ = std::make_unique<PayloadSpace>(layout_.payload_bytes, layout_.submission_entries);
   word_sleepers_ = rings.word_sleepers();
 }
 
@@ -95,12 +106,12 @@ int RigdLink::find(const std::string &name) const noexcept {
 
 const rig_proxy_word *RigdLink::word(uint32_t i) const noexcept {
   return reinterpret_cast<const rig_proxy_word *>(completion_memory_.at + words_offset_ +
-                                                  uint64_t{i} * RIG_PROXY_CACHE_LINE);
+                                                  uint64_t{i} * RIG_PROXY_WORD_BYTES);
 }
 
 uint32_t RigdLink::word_index(const uint64_t *value) const noexcept {
   auto offset = reinterpret_cast<const std::byte *>(value) - (completion_memory_.at + words_offset_);
-  return static_cast<uint32_t>(static_cast<uint64_t>(offset) / RIG_PROXY_CACHE_LINE);
+  return static_cast<uint32_t>(static_cast<uint64_t>(offset) / RIG_PROXY_WORD_BYTES);
 }
 
 void RigdLink::mark_lost(const std::string &why) {
@@ -138,6 +149,11 @@ void RigdLink::check_known_live() {
   if (lost_.load(std::memory_order_acquire) || forked()) check_live();
 }
 
+bool RigdLink::answers_hand_over(const rig_proxy_completion &answer) noexcept {
+  // rigd marked the proxy's word lost, with why, before it answered.
+  return (answer.tag & handover_tag) != 0;
+}
+
 rig_proxy_completion RigdLink::await(uint64_t tag) {
   int spins = 0;
   for (;;) {
@@ -145,6 +161,7 @@ rig_proxy_completion RigdLink::await(uint64_t tag) {
     RingStatus status = completions_->pop(answer);
     if (status == RingStatus::ok) {
       if (answer.tag == tag) return answer;
+      if (answers_hand_over(answer)) continue;
       mark_lost("rigd answered a request the process did not make");
     } else if (status == RingStatus::breach) {
       mark_lost("rigd broke the rings' protocol");
@@ -158,22 +175,57 @@ rig_proxy_completion RigdLink::await(uint64_t tag) {
   }
 }
 
+void RigdLink::send(rig_proxy_entry &entry, std::span<const std::byte> payload) {
+  if (payload.size() > layout_.payload_bytes) throw std::length_error("a request's payload exceeds rigd's arena");
+  for (int spins = 0;; spins++) {
+    uint32_t next = 0, released = 0;
+    RingStatus status = submissions_->look(next, released);
+    if (status == RingStatus::breach) {
+      mark_lost("rigd broke the rings' protocol");
+      check_live();
+    }
+    std::optional<uint64_t> offset;
+    if (status == RingStatus::ok && (payload.empty() || (offset = payload_space_->place(next, payload.size(), released)))) {
+      if (offset) {
+        payload_->copy_in(*offset, payload);
+        entry.payload_offset = static_cast<uint32_t>(*offset);
+        entry.payload_bytes = static_cast<uint32_t>(payload.size());
+      }
+      if (submissions_->push(entry) == RingStatus::ok) return;
+      mark_lost("rigd broke the rings' protocol");
+      check_live();
+    }
+    // rigd's poller is draining the ring: it runs while the ring has entries.
+    if (spins < answer_spins) {
+      spin_turn(static_cast<unsigned>(spins));
+    } else {
+      check_live();
+      std::this_thread::sleep_for(full_wait);
+    }
+  }
+}
+
 rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const std::byte> payload) {
   std::lock_guard g(mu_);
   check_known_live();
   entry.tag = ++tag_;
-  if (!payload.empty()) {
-    if (!payload_->copy_in(0, payload)) throw std::length_error("a request's payload exceeds rigd's arena");
-    entry.payload_offset = 0;
-    entry.payload_bytes = static_cast<uint32_t>(payload.size());
-  }
-  // One request at a time: the ring has room for it once the last answer
-  // came, unless rigd broke the protocol.
-  if (submissions_->push(entry) != RingStatus::ok) {
-    mark_lost("rigd broke the rings' protocol");
-    check_live();
-  }
+  send(entry, payload);
   return await(entry.tag);
+}
+
+void RigdLink::hand_over(rig_proxy_entry entry, std::span<const std::byte> payload) {
+  std::lock_guard g(mu_);
+  check_known_live();
+  // Answers to refused hand-overs: taken in here, so that they never fill
+  // the completion ring.
+  rig_proxy_completion answer;
+  RingStatus status;
+  while ((status = completions_->pop(answer)) == RingStatus::ok)
+    if (!answers_hand_over(answer)) mark_lost("rigd answered a request the process did not make");
+  if (status == RingStatus::breach) mark_lost("rigd broke the rings' protocol");
+  check_known_live();
+  entry.tag = handover_tag | entry.device;
+  send(entry, payload);
 }
 
 uint64_t RigdLink::share_arena(int fd, uint64_t bytes) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "handshake.hpp"
+#include "payload_space.hpp"
 #include "protocol.h"
 #include "ring_segment.hpp"
 
@@ -40,10 +41,17 @@ class RigdLink {
   // The served device rigd names name, or -1.
   int find(const std::string &name) const noexcept;
 
-  // Sends the request, its payload copied into the payload arena's start,
-  // and answers rigd's completion.  One request runs at a time.  Throws
+  // Sends the request, its payload copied into the payload arena, and
+  // answers rigd's completion.  One request runs at a time.  Throws
   // LinkLost once the connection is lost.
   rig_proxy_completion request(rig_proxy_entry entry, std::span<const std::byte> payload = {});
+
+  // Sends the hand-over of value entry.args[0] of proxy entry.device, its
+  // payload copied into the payload arena, and returns once it is in the
+  // ring: rigd answers only a hand-over it cannot run, once it has marked
+  // the proxy's word lost with why.  Waits only while the ring or the
+  // arena is full.  Throws LinkLost once the connection is lost.
+  void hand_over(rig_proxy_entry entry, std::span<const std::byte> payload);
 
   // The most bytes a request's payload may have.
   uint64_t payload_bytes() const noexcept { return layout_.payload_bytes; }
@@ -78,6 +86,12 @@ class RigdLink {
   void check_live();  // throws LinkLost; asks the socket
   bool forked() const noexcept;
   rig_proxy_completion await(uint64_t tag);  // with mu_ held
+  // Whether a completion answers a hand-over: nothing to take from it, since
+  // the proxy's word says the rest.
+  static bool answers_hand_over(const rig_proxy_completion &answer) noexcept;
+  // With mu_ held: puts entry and its payload into the ring, waiting while
+  // either has no room.
+  void send(rig_proxy_entry &entry, std::span<const std::byte> payload);
 
   std::string path_;
   unsigned forks_seen_;  // the process's forks when it connected (a child counts one more)
@@ -90,6 +104,7 @@ class RigdLink {
   std::unique_ptr<RingProducer<rig_proxy_entry>> submissions_;
   std::unique_ptr<RingConsumer<rig_proxy_completion>> completions_;
   std::unique_ptr<PayloadArena> payload_;
+  std::unique_ptr<PayloadSpace> payload_space_;
   uint32_t *word_sleepers_ = nullptr;
   std::mutex mu_;  // one request at a time, and the socket's messages
   uint64_t tag_ = 0;

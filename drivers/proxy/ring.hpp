@@ -53,8 +53,9 @@ void raise_word(uint64_t *word, uint64_t value, const uint32_t *sleepers) noexce
 void wake_word(uint64_t *word, const uint32_t *sleepers) noexcept;
 
 // Turn number turn of a spin-wait: a pause for the core and, every 64th
-// turn, a yield of the CPU, so that where threads outnumber cores the
-// spinning ones let the one with work run.
+// turn past the first 512 (some 15 us), a yield of the CPU, so that where
+// threads outnumber cores the spinning ones let the one with work run,
+// while a short wait makes no system call.
 void spin_turn(unsigned turn) noexcept;
 
 // The counters of the producer's end.  Not thread-safe: one producer.
@@ -74,6 +75,12 @@ class ProducerCounters {
 
   // How many times publish woke the consumer with a system call.
   uint64_t wakes() const noexcept { return wakes_; }
+
+  // The entries this end published, and those the consumer had released
+  // at the last reserve: entry n (counting from 0) is released once
+  // released() - n - 1 < 2^31 in 32-bit arithmetic.
+  uint32_t published() const noexcept { return tail_; }
+  uint32_t released() const noexcept { return head_seen_; }
 
  private:
   rig_proxy_ring_header *header_;
@@ -139,6 +146,17 @@ class RingProducer {
 
   uint64_t wakes() const noexcept { return counters_.wakes(); }
 
+  // Reads the consumer's head as push does: full while no slot is free.
+  // *next is the number the next entry pushed gets, *released the entries
+  // before it that the consumer released.
+  RingStatus look(uint32_t &next, uint32_t &released) noexcept {
+    uint32_t slot = 0;
+    RingStatus status = counters_.reserve(slot);
+    next = counters_.published();
+    released = counters_.released();
+    return status;
+  }
+
  private:
   ProducerCounters counters_;
   Entry *slots_;
@@ -156,13 +174,22 @@ class RingConsumer {
   // Copies the next entry into out and frees its slot.  out is this
   // process's own copy: validate it, never the slot.
   RingStatus pop(Entry &out) noexcept {
+    RingStatus status = peek(out);
+    if (status == RingStatus::ok) release();
+    return status;
+  }
+
+  // Copies the next entry into out and keeps its slot, so that the producer
+  // reuses nothing of the entry's (its payload too) until release.
+  RingStatus peek(Entry &out) noexcept {
     uint32_t slot = 0;
     RingStatus status = counters_.peek(slot);
-    if (status != RingStatus::ok) return status;
-    std::memcpy(&out, &slots_[slot], sizeof out);
-    counters_.release();
-    return RingStatus::ok;
+    if (status == RingStatus::ok) std::memcpy(&out, &slots_[slot], sizeof out);
+    return status;
   }
+
+  // Frees the slot of the entry peek copied.
+  void release() noexcept { counters_.release(); }
 
   RingStatus sleep(int timeout_ms) noexcept { return counters_.sleep(timeout_ms); }
 

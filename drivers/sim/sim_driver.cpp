@@ -22,6 +22,10 @@
 //   max_words=N    the words one submission may place on the queues, as a
 //                  driver whose queues cannot grow bounds them: a part, a
 //                  word it writes and a wait count one each (default none)
+//   fault_at=N     the device faults as it runs its value N, as a kernel that
+//                  touches memory it may not would (default none): the
+//                  knob of sim_inject.h's fault_at, for a process that
+//                  cannot reach that capability, such as rigd's clients
 // Tests inject faults through the capability of sim_inject.h.
 #include "sim_inject.h"
 
@@ -49,7 +53,7 @@ namespace rig {
 namespace {
 
 struct Knobs {
-  int64_t count, latency_us, budget, commit_every, hang_ms, first_after, numa_node, max_words;
+  int64_t count, latency_us, budget, commit_every, hang_ms, first_after, numa_node, max_words, fault_at;
   double copy_gbps;
   bool queue_waits, own_word, handle_only;
   explicit Knobs(const std::string &config) {
@@ -64,13 +68,14 @@ struct Knobs {
     first_after = over.integer("first_after", 0);
     numa_node = over.integer("numa_node", -1);
     max_words = over.integer("max_words", 0);
+    fault_at = over.integer("fault_at", 0);
     own_word = over.integer("own_word", 0) != 0;
     handle_only = over.integer("handle_only", 0) != 0;
     queue_waits = pick_int("queue_waits", 1) != 0;
     budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
     copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
     if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0 || hang_ms < 1 ||
-        first_after < 0 || max_words < 0)
+        first_after < 0 || max_words < 0 || fault_at < 0)
       throw std::runtime_error("a RIG_SIM knob is out of range");
   }
 };
@@ -168,7 +173,12 @@ struct Engine {
   // compute queue's worker runs (Dispatch).
   struct Dispatch *copy_job = nullptr;
   std::condition_variable copy_cv;
-  explicit Engine(const Knobs &k) : knobs(k), latency_us(k.latency_us) {}
+  explicit Engine(const Knobs &k) : knobs(k), latency_us(k.latency_us) {
+    if (k.fault_at > 0) {
+      fault_value = static_cast<uint64_t>(k.fault_at);
+      fault_why = "value " + std::to_string(k.fault_at) + " faulted (the fault_at knob)";
+    }
+  }
 };
 
 void raise_word(Engine &e, uint64_t v) {

@@ -110,6 +110,14 @@ rig_device_t *rig_host(void);
  * process has at most one open device per name: if one is open, *out is
  * that same device and the driver is not asked.  opts may be NULL.
  *
+ * NAME~TAG, with TAG not empty (before "@MACHINE" where the name has one),
+ * names an instance of NAME's hardware: its driver opens it as it opens
+ * NAME, as a device of its own, unequal to NAME's, with its own timeline,
+ * memory and faults, so far as the driver keeps them apart (a sim or
+ * memory device of its own; CUDA's instances of one GPU share its primary
+ * context, and a fault sticks to all of them).  rigd runs each client's
+ * work on instances of its own.
+ *
  * RIG_EOPEN with the reason when the device cannot be opened: the driver
  * refused, the name's device is lost and its stop has not returned, or
  * every one of the 65,535 slots is held.  An open of a lost device's name

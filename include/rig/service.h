@@ -5,7 +5,11 @@
  * process maps, so waits read memory and make no round trip.
  *
  * Proxies run copies and fills; their memory is rigd's, which the process
- * reaches through copies (rig_buffer_host is NULL for it).  Host memory the
+ * reaches through copies (rig_buffer_host is NULL for it).  rigd runs the
+ * process's work on instances of the served devices of its own (rig_open's
+ * NAME~TAG), opened with the config of the process's rig_open of
+ * NAME@rigd: a fault in that work loses this process's proxies, with the
+ * device's reason, and no other process's.  Host memory the
  * process allocates while connected is shared with rigd, so a served
  * device moves its bytes itself.  If rigd goes, every proxy is lost:
  * waits answer RIG_ELOST, with "rigd closed the connection". */

@@ -29,7 +29,8 @@ Test(protocol_layout, entries_and_completions) {
   cr_assert_eq(offsetof(struct rig_proxy_completion, value), 16);
   cr_assert_eq(sizeof(struct rig_proxy_wait), 16);
   cr_assert_eq(sizeof(struct rig_proxy_part), 72);
-  cr_assert_eq(sizeof(struct rig_proxy_word), 16);
+  cr_assert_eq(sizeof(struct rig_proxy_word), 2 * RIG_PROXY_CACHE_LINE);
+  cr_assert_eq(offsetof(struct rig_proxy_word, why), 16);
 }
 
 Test(protocol_layout, messages_have_no_padding) {

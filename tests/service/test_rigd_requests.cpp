@@ -24,6 +24,7 @@
 
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -60,28 +61,45 @@ Test(rigd_requests, hand_overs_move_bytes_on_the_served_device, .timeout = 60) {
   cr_assert(client.word(sim)->value == 2, "PROXY-83: the word holds the last value");
 }
 
-Test(rigd_requests, bad_hand_overs_answer_einval_and_change_nothing, .timeout = 60) {
+/* protocol.h: a hand-over rigd cannot run is answered RIG_EINVAL and loses
+ * its proxy, whose word is marked lost at the value it held; the client's
+ * other proxies run on. */
+Test(rigd_requests, bad_hand_overs_answer_einval_and_lose_their_proxy, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
   Client client(rigd.socket);
   uint64_t sim = client.open(0);
   rig_proxy_completion a = client.alloc(static_cast<uint32_t>(sim), 4096);
   std::byte *arena;
   uint64_t host = client.arena(&arena);
-  cr_assert(client.hand_over(sim, 2, {}, {}).status == rig_einval, "value 2 before value 1");
-  cr_assert(client.hand_over(sim, 1, {}, {copy(999, 0, a.value, 0, 16)}).status == rig_einval, "no such handle");
-  cr_assert(client.hand_over(sim, 1, {}, {copy(host, arena_bytes - 8, a.value, 0, 16)}).status == rig_einval,
-            "bytes past the arena's end");
-  cr_assert(client.hand_over(sim, 1, {{static_cast<uint32_t>(sim), 0, 5}}, {}).status == rig_einval,
-            "a wait for a value never handed over");
-  rig_proxy_entry outside{};
-  outside.opcode = RIG_PROXY_OP_HANDOVER;
-  outside.device = static_cast<uint32_t>(sim);
-  outside.args[0] = 1;
-  outside.payload_offset = static_cast<uint32_t>(client.layout.payload_bytes - 4);
-  outside.payload_bytes = 8;
-  cr_assert(client.request(outside).status == rig_einval, "a payload outside the arena");
+  auto lost_at_start = [&](uint64_t proxy) {
+    const rig_proxy_word *w = client.word(proxy);
+    return std::atomic_ref<uint32_t>(const_cast<uint32_t &>(w->lost)).load() != 0 &&
+           std::atomic_ref<uint64_t>(const_cast<uint64_t &>(w->value)).load() == 0;
+  };
+  auto refused = [&](const char *what, auto hand_over) {
+    uint64_t proxy = client.open(0);
+    cr_assert(hand_over(proxy).status == rig_einval, "RIG_EINVAL for %s", what);
+    cr_assert(lost_at_start(proxy), "the proxy is lost after %s", what);
+    cr_assert(client.hand_over(proxy, 1, {}, {copy(host, 0, a.value, 0, 16)}).status == rig_einval,
+              "no later hand-over of the proxy runs after %s", what);
+  };
+  refused("value 2 before value 1", [&](uint64_t p) { return client.hand_over(p, 2, {}, {}); });
+  refused("no such handle", [&](uint64_t p) { return client.hand_over(p, 1, {}, {copy(999, 0, a.value, 0, 16)}); });
+  refused("bytes past the arena's end",
+          [&](uint64_t p) { return client.hand_over(p, 1, {}, {copy(host, arena_bytes - 8, a.value, 0, 16)}); });
+  refused("a wait for a value never handed over",
+          [&](uint64_t p) { return client.hand_over(p, 1, {{static_cast<uint32_t>(sim), 0, 5}}, {}); });
+  refused("a payload outside the arena", [&](uint64_t p) {
+    rig_proxy_entry outside{};
+    outside.opcode = RIG_PROXY_OP_HANDOVER;
+    outside.device = static_cast<uint32_t>(p);
+    outside.args[0] = 1;
+    outside.payload_offset = static_cast<uint32_t>(client.layout.payload_bytes - 4);
+    outside.payload_bytes = 8;
+    return client.request(outside);
+  });
   cr_assert(client.hand_over(sim, 1, {}, {copy(host, 0, a.value, 0, 16)}).status == rig_ok,
-            "value 1 is still the next");
+            "the first proxy runs on");
   client.wait_for(sim, 1);
   rig_proxy_entry unknown_free{};
   unknown_free.opcode = RIG_PROXY_OP_FREE;

@@ -1,0 +1,141 @@
+/* Isolation between rigd's clients (DESIGN.md "The per-host service"; the
+ * issue's isolation: a fault in work one client submitted loses that
+ * client's proxy, and other clients' work goes on wherever the device
+ * itself survives, with sim devices always).  rigd runs each client's work
+ * on instances of the served devices of its own (rig_open's NAME~TAG), which
+ * it opens with the configuration the client's rig_open of NAME@rigd
+ * passes: here the sim's fault_at knob makes one client's value fault.
+ * Each client is a process of its own (client_process.hpp). */
+#include "client_process.hpp"
+#include "known_work.hpp"
+#include "raw_client.hpp"
+#include "rigd_process.hpp"
+
+#include <rig/service.h>
+
+#include <criterion/criterion.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace {
+
+constexpr int64_t fill_bytes = 4096;
+
+// A client whose SIM:0@rigd faults at its value 3: each wait up to the
+// fault answers RIG_OK, the one of value 3 RIG_ELOST with the sim's reason;
+// then, closed and opened anew, the proxy runs on a new instance.
+int run_faulting_client(const std::string &socket) {
+  connect_service(socket);
+  rig_open_options_t faulting{sizeof faulting, "fault_at=3"};
+  rig_device_t *d = nullptr;
+  require(rig_open("SIM:0@rigd", &faulting, &d) == RIG_OK, "open with fault_at: %s", rig_last_error());
+  rig_buffer_t *b = create_buffer(d, fill_bytes);
+  rig_status_t waited = RIG_OK;
+  for (int i = 0; i < 8 && waited == RIG_OK; ++i) {
+    rig_point_t p{};
+    rig_status_t submitted = rig_buffer_submit_fill(b, static_cast<uint8_t>(i), nullptr, 0, &p);
+    waited = submitted == RIG_OK ? rig_point_wait(p) : submitted;
+    uint64_t value = rig_point_value(p);
+    require(waited == RIG_OK || value >= 3, "value %llu failed before the fault: %s",
+            static_cast<unsigned long long>(value), rig_last_error());
+  }
+  require(waited == RIG_ELOST, "the faulting value answers RIG_ELOST, not %s", rig_status_name(waited));
+  const char *why = rig_lost(d);
+  require(why && std::strstr(why, "value 3 faulted (the fault_at knob)"),
+          "the proxy is lost with the sim's reason, not \"%s\"", why ? why : "");
+  rig_buffer_unref(b);
+  require(rig_close(d) == RIG_OK || rig_lost(d), "close");
+  KnownWork again(open_device("SIM:0@rigd"), 32 << 10);
+  again.run(7);
+  return 0;
+}
+
+}  // namespace
+
+/* While a steady client computes on MEM:0@rigd and SIM:0@rigd, another
+ * client's SIM:0@rigd faults: that client's proxy is lost with the fault's
+ * reason, and a new proxy of it runs; the steady client's results stay right
+ * through the fault and after it; a new client is served; and once every
+ * client is gone rigd holds none of their memory. */
+Test(isolation, a_fault_in_one_clients_work_loses_its_proxy_alone, .timeout = 120) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0,SIM:0"});
+  raw::Client observer(rigd.socket);
+  raw::Client::Allocated baseline = observer.allocated_of_two();
+  Channel steady_link;
+  pid_t steady =
+      fork_client([&] { return run_steady_client(rigd.socket, steady_link.ends[1]); }, {steady_link.ends[1]});
+  steady_link.close_end(1);
+  uint64_t ready;
+  cr_assert(receive_value(steady_link.ends[0], ready, client_start_ms), "the steady client started");
+
+  pid_t faulting = fork_client([&] { return run_faulting_client(rigd.socket); });
+  cr_assert(ended_cleanly(await_client(faulting, client_end_s)),
+            "the faulting client lost its proxy alone, and a new one ran");
+  // The steady client runs on past the fault.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  cr_assert(!readable(steady_link.ends[0]), "the steady client runs on");
+  cr_assert(send_value(steady_link.ends[0], 0));
+  uint64_t rounds = 0;
+  cr_assert(receive_value(steady_link.ends[0], rounds, client_start_ms) && rounds > 0, "the steady client ran");
+  cr_assert(ended_cleanly(await_client(steady, client_end_s)), "every result of the steady client was right");
+
+  pid_t next = fork_client([&] {
+    connect_service(rigd.socket);
+    KnownWork work(open_device("SIM:0@rigd"), 32 << 10);
+    work.run(11);
+    return 0;
+  });
+  cr_assert(ended_cleanly(await_client(next, client_end_s)), "a new client is served on SIM:0@rigd");
+  raw::Client::Allocated after = observer.settle(baseline, 5000);
+  cr_assert(after == baseline, "with every client gone rigd holds %lld and %lld bytes, not %lld and %lld",
+            static_cast<long long>(after.first), static_cast<long long>(after.second),
+            static_cast<long long>(baseline.first), static_cast<long long>(baseline.second));
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
+
+/* A buffer one client shares stays the importer's after the exporter goes
+ * (service.h's rig_service_import: it lasts while the import lives,
+ * whatever the exporter does), though the exporter's instance held it: the
+ * instance stays open for the import. */
+Test(isolation, an_import_outlives_its_exporter, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  Channel link;  // the exporter at end 0, the importer at end 1
+  pid_t exporter = fork_client(
+      [&] {
+        connect_service(rigd.socket);
+        rig_buffer_t *b = create_buffer(open_device("SIM:0@rigd"), 64 << 10);
+        write_pattern(b, 5);
+        uint64_t token = 0;
+        require(rig_service_share(b, &token) == RIG_OK, "share: %s", rig_last_error());
+        uint64_t imported = 0;
+        require(send_value(link.ends[0], token) && receive_value(link.ends[0], imported, client_start_ms),
+                "the importer is gone");
+        return 0;  // goes, its memory shared
+      },
+      {link.ends[0]});
+  pid_t importer = fork_client(
+      [&] {
+        connect_service(rigd.socket);
+        rig_device_t *d = open_device("SIM:0@rigd");
+        uint64_t token = 0;
+        require(receive_value(link.ends[1], token, client_start_ms), "no token");
+        rig_buffer_t *b = nullptr;
+        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
+        require(send_value(link.ends[1], 1), "the exporter is gone");
+        // The exporter ends: its end of the link closes.
+        uint64_t none;
+        require(!receive_value(link.ends[1], none, client_start_ms), "the exporter sent more");
+        check_pattern(b, 5);
+        write_pattern(b, 6);
+        check_pattern(b, 6);
+        return 0;
+      },
+      {link.ends[1]});
+  link.close_end(0);
+  link.close_end(1);
+  cr_assert(ended_cleanly(await_client(exporter, client_end_s)), "the exporter ended");
+  cr_assert(ended_cleanly(await_client(importer, client_end_s)), "the import outlived its exporter");
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
