@@ -8,12 +8,15 @@
  *                   buffer of an in-process MEM:0;
  *   fill_rigd       the same on MEM:0@rigd, a proxy of a rigd this
  *                   benchmark starts, serving its own MEM:0.
+ *   signal_mask     the block and restore of every signal, which rig makes
+ *                   around the proxy's room and submit (ERR-06): the two
+ *                   system calls under every submission to a driver.
  * Then `rigd_submits_K: N /s`, the fills per second that K client processes
  * (1, 2, 4) submit through rigd together, each waiting every 64; and
  * `rigd_idle_cpu: X %`, the share of one core rigd uses once its clients
  * are gone.  Ratios: fill_rigd over pingpong (goal: at most 10),
  * socket_echo over fill_rigd (goal: at least 30), fill_rigd over
- * fill_inprocess.  If MEM:0@rigd does not open it says why, prints the
+ * fill_inprocess, and the signal mask's share of fill_rigd.  If MEM:0@rigd does not open it says why, prints the
  * baselines and rigd's idle CPU, and exits 1. */
 #define _GNU_SOURCE
 
@@ -204,6 +207,24 @@ static latency measure_fills(rig_device_t *d) {
   return l;
 }
 
+/* ---- the floor under a driver call: its signal mask ------------------------ */
+
+/* rig blocks signals across each call into a driver (ERR-06), the proxy's
+ * room and submit among them: two system calls per submission, which no
+ * service can avoid.  One trip: a block and the restore. */
+static void mask_trip(void *context, uint64_t i) {
+  (void)i;
+  sigset_t *all = context, old;
+  pthread_sigmask(SIG_BLOCK, all, &old);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static latency measure_mask(void) {
+  sigset_t all;
+  sigfillset(&all);
+  return measure_trips(mask_trip, &all);
+}
+
 /* ---- rigd ---------------------------------------------------------------- */
 
 static pid_t rigd_pid;
@@ -387,6 +408,8 @@ int main(void) {
   BENCH_CHECK(rig_memory_device("MEM:0", &mem));
   latency inprocess = measure_fills(mem);
   print_latency("fill_inprocess", inprocess);
+  latency mask = measure_mask();
+  print_latency("signal_mask", mask);
 
   start_rigd();
   rig_device_t *proxy = NULL;
@@ -409,6 +432,7 @@ int main(void) {
     printf("ratio rigd_vs_pingpong: %.2f (goal: at most 10)\n", rigd.p50 / pingpong.p50);
     printf("ratio socket_echo_vs_rigd: %.2f (goal: at least 30)\n", echo.p50 / rigd.p50);
     printf("ratio rigd_vs_inprocess: %.2f\n", rigd.p50 / inprocess.p50);
+    printf("ratio signal_mask_share_of_rigd: %.2f\n", mask.p50 / rigd.p50);
   }
   return opened == RIG_OK && stopped ? 0 : 1;
 }

@@ -92,8 +92,12 @@ ProducerCounters::ProducerCounters(rig_proxy_ring_header *header, uint32_t capac
       head_seen_(load_acquire(header->head)),
       breached_(tail_ - head_seen_ > capacity) {}
 
-RingStatus ProducerCounters::reserve(uint32_t &slot) noexcept {
+RingStatus ProducerCounters::reserve(uint32_t &slot, bool fresh) noexcept {
   if (breached_) return RingStatus::breach;
+  if (!fresh && tail_ - head_seen_ < capacity_) {
+    slot = tail_ & (capacity_ - 1);
+    return RingStatus::ok;
+  }
   uint32_t head = load_acquire(header_->head);
   // The head may only have moved forward from where it was seen, and no
   // further than the tail this end wrote.

@@ -66,8 +66,10 @@ class ProducerCounters {
   ProducerCounters(rig_proxy_ring_header *header, uint32_t capacity) noexcept;
 
   // The slot for the next entry; full if the consumer has consumed too
-  // little, breach if the head it published is impossible.
-  RingStatus reserve(uint32_t &slot) noexcept;
+  // little, breach if the head it published is impossible.  With fresh
+  // false it reads the consumer's head only where the head it last read
+  // leaves no slot free, sparing the line the consumer writes.
+  RingStatus reserve(uint32_t &slot, bool fresh = true) noexcept;
 
   // Publishes the entry written into the reserved slot (release order),
   // and wakes the consumer if its flag says it sleeps.
@@ -134,10 +136,10 @@ class RingProducer {
   RingProducer(rig_proxy_ring_header *header, Entry *slots, uint32_t capacity) noexcept
       : counters_(header, capacity), slots_(slots) {}
 
-  // Writes entry into the next slot and publishes it.
-  RingStatus push(const Entry &entry) noexcept {
+  // Writes entry into the next slot and publishes it (fresh: as reserve's).
+  RingStatus push(const Entry &entry, bool fresh = true) noexcept {
     uint32_t slot = 0;
-    RingStatus status = counters_.reserve(slot);
+    RingStatus status = counters_.reserve(slot, fresh);
     if (status != RingStatus::ok) return status;
     std::memcpy(&slots_[slot], &entry, sizeof entry);
     counters_.publish();
@@ -146,12 +148,13 @@ class RingProducer {
 
   uint64_t wakes() const noexcept { return counters_.wakes(); }
 
-  // Reads the consumer's head as push does: full while no slot is free.
+  // Reads the consumer's head as push does (with fresh false, only where
+  // the head last read leaves no slot free): full while no slot is free.
   // *next is the number the next entry pushed gets, *released the entries
-  // before it that the consumer released.
-  RingStatus look(uint32_t &next, uint32_t &released) noexcept {
+  // before it that the consumer released, as far as this end knows.
+  RingStatus look(uint32_t &next, uint32_t &released, bool fresh = true) noexcept {
     uint32_t slot = 0;
-    RingStatus status = counters_.reserve(slot);
+    RingStatus status = counters_.reserve(slot, fresh);
     next = counters_.published();
     released = counters_.released();
     return status;
