@@ -163,8 +163,12 @@ class DriverDevice {
 class Driver {
  public:
   virtual ~Driver() = default;
-  // The part of device names before ':' ("MEM", "SIM", "CUDA").
+  // The part of device names before ':' ("MEM", "SIM", "CUDA"), or for a
+  // device of another machine its "@MACHINE".
   virtual const char *prefix() const = 0;
+  // Whether it opens the devices of names with this prefix: its own, or
+  // for a driver of machines each machine's.
+  virtual bool opens_prefix(const std::string &p) const { return p == prefix(); }
   // The key map_peer is asked under: devices of one key map each other.
   virtual const char *key() const { return prefix(); }
   // Opens the device name, or throws std::runtime_error with the reason

@@ -60,7 +60,7 @@ Driver *driver_of_prefix(const std::string &name) {
   Registry &r = registry();
   std::lock_guard<std::mutex> g(r.mu);
   for (Driver *d : r.drivers)
-    if (prefix == d->prefix()) return d;
+    if (d->opens_prefix(prefix)) return d;
   return nullptr;
 }
 
@@ -321,6 +321,13 @@ void probe(rig_probe_fn f, void *context) {
   }
 }
 
+const char *open_config(const rig_open_options_t *opts) {
+  if (!opts) return nullptr;
+  require(opts->size >= offsetof(rig_open_options_t, config) + sizeof(opts->config),
+          "rig_open_options_t.size is too small");
+  return opts->config;
+}
+
 void for_each_open_device(const std::function<void(rig_device_t *)> &f) {
   Registry &r = registry();
   for (Slot &s : r.slots) {
@@ -344,13 +351,7 @@ rig_status_t rig_open(const char *name, const rig_open_options_t *opts, rig_devi
   RIG_API_CALL({
     require(out != nullptr, "out is NULL");
     *out = nullptr;
-    const char *config = nullptr;
-    if (opts) {
-      require(opts->size >= offsetof(rig_open_options_t, config) + sizeof(opts->config),
-              "rig_open_options_t.size is too small");
-      config = opts->config;
-    }
-    *out = open_device(name, nullptr, config);
+    *out = open_device(name, nullptr, open_config(opts));
     return RIG_OK;
   });
 }

@@ -31,6 +31,9 @@ Driver *driver_of_prefix(const std::string &name);
 
 // Opens name with driver (nullptr: the driver its prefix names).
 rig_device_t *open_device(const char *name, Driver *driver, const char *config);
+// The config of rig_open's options (NULL for none); RIG_EINVAL where
+// their size is too small.
+const char *open_config(const rig_open_options_t *opts);
 // Opens name with driver, whose device make opens (start: the value its
 // timeline starts after); the record is then given to ready, before any
 // other thread can see it.

@@ -274,7 +274,7 @@ static int command_devices(int argc, char **argv) {
   /* rig_probe lists rigd's devices once the process is connected. */
   if (service && *service) {
     rig_service_options_t options = {sizeof options, service};
-    if (!succeeded(rig_service_connect(&options), "connect to rigd")) return EXIT_FAILED;
+    if (!succeeded(rig_service_connect(&options, NULL), "connect to rigd")) return EXIT_FAILED;
   }
 
   entry_list_t list = {0};

@@ -39,7 +39,7 @@ static bool ok(rig_status_t status, const char *who, const char *what) {
 
 static bool connect_and_open(const share_options_t *o, const char *who, rig_device_t **d) {
   rig_service_options_t options = {sizeof options, o->service};
-  return ok(rig_service_connect(&options), who, "connect") && ok(rig_open(o->device, NULL, d), who, o->device);
+  return ok(rig_service_connect(&options, NULL), who, "connect") && ok(rig_open(o->device, NULL, d), who, o->device);
 }
 
 /* The first byte of [from, from + n) of bytes that is not expected(i), or -1. */

@@ -14,29 +14,61 @@
 
 #include <rig/service.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
 #include <mutex>
+
+// A machine of rig/service.h: a connection to a rigd, named for the life
+// of the process.
+struct rig_machine {
+  std::string name;
+  std::shared_ptr<rig::proxy::RigdLink> link;
+  std::mutex why_mu;
+  std::string why;  // set once, when the machine is first seen lost
+  std::atomic<bool> lost{false};
+};
 
 namespace rig::proxy {
 
 namespace {
 
-constexpr const char *suffix = "@rigd";
+// Machines are named "rigd", "rigd2", "rigd3", ... and their devices
+// NAME@MACHINE.
+constexpr const char *first_machine = "rigd";
 
-// The process's connection to rigd: the one later opens use.
-struct Connection {
+// The process's machines, records that live for the process.  A child
+// after fork has none of its parent's: their links are not its own.
+struct Machines {
   std::mutex mu;
-  std::shared_ptr<RigdLink> link;
+  std::vector<rig_machine *> all;
+  // An open of NAME@rigd that connects: one at a time.
+  std::mutex first_mu;
 };
 
-Connection &connection() {
-  static Connection *c = new Connection();  // outlives every static destructor
-  return *c;
+Machines &machines() {
+  static Machines *m = new Machines();  // outlives every static destructor
+  return *m;
 }
 
-// Connects to path, replacing the connection later opens use; the proxies
-// of an earlier one keep it.  Throws RIG_EOPEN with the reason.
-std::shared_ptr<RigdLink> connect(const std::string &path) {
+// The process's own machine named name, or NULL; with mu held.
+rig_machine *find_locked(Machines &ms, const std::string &name) {
+  for (rig_machine *m : ms.all)
+    if (m->name == name && !m->link->forked()) return m;
+  return nullptr;
+}
+
+rig_machine *find(const std::string &name) {
+  Machines &ms = machines();
+  std::lock_guard g(ms.mu);
+  return find_locked(ms, name);
+}
+
+// Connects to path as a new machine, named after the process's others.
+// Throws RIG_EOPEN with the reason.
+rig_machine *connect(const std::string &path) {
   std::shared_ptr<RigdLink> link;
   try {
     link = std::make_shared<RigdLink>(path);
@@ -47,30 +79,53 @@ std::shared_ptr<RigdLink> connect(const std::string &path) {
   // made before now, private pages rigd cannot map, retires.
   share_host_memory();
   share_staging([](const void *host, size_t bytes) { return find_shared_block(host, bytes).has_value(); });
-  Connection &c = connection();
-  std::lock_guard g(c.mu);
-  c.link = link;
-  return link;
+  Machines &ms = machines();
+  std::lock_guard g(ms.mu);
+  size_t ours = 0;
+  for (rig_machine *m : ms.all) ours += !m->link->forked();
+  auto *m = new rig_machine();
+  m->name = ours == 0 ? first_machine : first_machine + std::to_string(ours + 1);
+  m->link = std::move(link);
+  ms.all.push_back(m);
+  return m;
 }
 
-// The connection later opens use: the current one while it is live, else
-// a new one to the default socket.
-std::shared_ptr<RigdLink> current_link() {
-  {
-    Connection &c = connection();
-    std::lock_guard g(c.mu);
-    if (c.link && !c.link->lost()) return c.link;
-  }
-  return connect(service_socket_path());
+// The machine an open of NAME@name goes through: the process's machine of
+// that name, or for "rigd" where it has none, a new connection to the
+// default socket.
+rig_machine *machine_for(const std::string &name) {
+  if (rig_machine *m = find(name)) return m;
+  if (name != first_machine) throw std::runtime_error("this process has no machine named " + name);
+  std::lock_guard g(machines().first_mu);
+  if (rig_machine *m = find(name)) return m;
+  connect(service_socket_path());
+  // Another thread's rig_service_connect may have taken the name first.
+  return find(name);
+}
+
+// Whether p is "@" and a machine's name.
+bool names_machine(const std::string &p) {
+  std::string first = std::string("@") + first_machine;
+  if (p.rfind(first, 0) != 0) return false;
+  std::string number = p.substr(first.size());
+  if (number.empty()) return true;
+  if (number.size() > 9 || number[0] == '0' || number.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  return std::stoul(number) >= 2;
 }
 
 class ProxyDriver : public Driver {
  public:
-  const char *prefix() const override { return suffix; }
+  const char *prefix() const override { return "@rigd"; }
+  bool opens_prefix(const std::string &p) const override { return names_machine(p); }
 
   std::unique_ptr<DriverDevice> open(const std::string &name, const std::string &config, uint64_t start) override {
-    std::string served_name = name.substr(0, name.size() - std::char_traits<char>::length(suffix));
-    std::shared_ptr<RigdLink> link = current_link();
+    auto at = name.rfind('@');
+    std::string served_name = name.substr(0, at);
+    rig_machine *machine = machine_for(name.substr(at + 1));
+    std::shared_ptr<RigdLink> link = machine->link;
+    std::string why;
+    if (link->lost(&why)) throw std::runtime_error(machine->name + ": " + why);
     int served = link->find(served_name);
     if (served < 0) throw std::runtime_error("rigd at " + link->path() + " serves no device named " + served_name);
     rig_proxy_entry e{};
@@ -94,18 +149,20 @@ class ProxyDriver : public Driver {
                                          start);
   }
 
-  // The devices of the current connection, once the process has one.
+  // The devices of each of the process's machines.
   void probe(const std::function<void(const std::string &, const std::string &)> &report) override {
-    std::shared_ptr<RigdLink> link;
+    std::vector<rig_machine *> ours;
     {
-      Connection &c = connection();
-      std::lock_guard g(c.mu);
-      link = c.link;
+      Machines &ms = machines();
+      std::lock_guard g(ms.mu);
+      for (rig_machine *m : ms.all)
+        if (!m->link->forked()) ours.push_back(m);
     }
-    if (!link) return;
-    std::string why;
-    bool lost = link->lost(&why);
-    for (const rig_proxy_device_record &r : link->devices()) report(r.name + std::string(suffix), lost ? why : "");
+    for (rig_machine *m : ours) {
+      std::string why;
+      bool lost = m->link->lost(&why);
+      for (const rig_proxy_device_record &r : m->link->devices()) report(r.name + ("@" + m->name), lost ? why : "");
+    }
   }
 };
 
@@ -128,16 +185,48 @@ using namespace rig;
 
 extern "C" {
 
-rig_status_t rig_service_connect(const rig_service_options_t *opts) {
+rig_status_t rig_service_connect(const rig_service_options_t *opts, rig_machine_t **machine) {
   RIG_API_CALL({
     refuse_inside_lock();
+    if (machine) *machine = nullptr;
     const char *socket = nullptr;
     if (opts) {
       require(opts->size >= offsetof(rig_service_options_t, socket) + sizeof(opts->socket),
               "rig_service_options_t.size is too small");
       socket = opts->socket;
     }
-    proxy::connect(socket ? std::string(socket) : proxy::service_socket_path());
+    rig_machine_t *m = proxy::connect(socket ? std::string(socket) : proxy::service_socket_path());
+    if (machine) *machine = m;
+    return RIG_OK;
+  });
+}
+
+const char *rig_machine_name(const rig_machine_t *m) { return m ? m->name.c_str() : nullptr; }
+
+const char *rig_machine_lost(rig_machine_t *m) {
+  if (!m) return nullptr;
+  if (m->lost.load(std::memory_order_acquire)) return m->why.c_str();
+  std::string why;
+  if (!m->link->lost(&why)) return nullptr;
+  std::lock_guard g(m->why_mu);
+  // The first reason stays, so that the pointer answered never dangles.
+  if (!m->lost.load(std::memory_order_relaxed)) {
+    m->why = why;
+    m->lost.store(true, std::memory_order_release);
+  }
+  return m->why.c_str();
+}
+
+rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open_options_t *opts,
+                              rig_device_t **out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = nullptr;
+    require(m != nullptr, "the machine is NULL");
+    require(name != nullptr, "name is NULL");
+    require(std::strchr(name, '@') == nullptr, "the name names a machine itself");
+    std::string full = std::string(name) + "@" + m->name;
+    *out = open_device(full.c_str(), nullptr, open_config(opts));
     return RIG_OK;
   });
 }

@@ -73,6 +73,10 @@ class RigdLink {
   // the socket's state without blocking; why gets the reason.
   bool lost(std::string *why = nullptr);
 
+  // Whether this process is a child of the one that connected (after
+  // fork), which the link does not serve.
+  bool forked() const noexcept;
+
  private:
   template <class T>
   struct Mapped {
@@ -84,7 +88,6 @@ class RigdLink {
   // hot path's check.  lost() also asks the socket.
   void check_known_live();
   void check_live();  // throws LinkLost; asks the socket
-  bool forked() const noexcept;
   rig_proxy_completion await(uint64_t tag);  // with mu_ held
   // Whether a completion answers a hand-over: nothing to take from it, since
   // the proxy's word says the rest.

@@ -37,18 +37,43 @@ typedef struct rig_service_options {
   const char *socket;
 } rig_service_options_t;
 
+/* A machine (the spec's Machines): a connection to a rigd, through which
+ * the process opens proxies of the devices it serves.  Each connection is
+ * a machine of its own, with a name of its own for the life of the
+ * process: "rigd" for the process's first (the one an open of NAME@rigd
+ * makes, where the process has none), then "rigd2", "rigd3", ...  Its
+ * proxies are named NAME@MACHINE.  A machine is a record that lives for the
+ * process: the pointer never dangles.  A machine is lost, for good, when
+ * rigd closes the connection or breaks its protocol; its proxies are lost
+ * with it, and opens on it answer RIG_EOPEN with the reason. */
+typedef struct rig_machine rig_machine_t;
+
 /* Connects this process to the rigd listening at the options' socket (opts
- * may be NULL): later opens of NAME@rigd make proxies through this
- * connection, and rig_probe lists the devices it serves.  A connection
- * made earlier to another socket stays with the proxies opened through it.
- * An open of NAME@rigd with no connection first connects as with NULL
- * options.  A connection is the process's that made it: a child after
- * fork connects anew.
+ * may be NULL) as a new machine, *machine where machine is not NULL;
+ * rig_probe lists the devices it serves.  An open of NAME@rigd where the
+ * process has no machine "rigd" first connects as with NULL options.  A
+ * connection is the process's that made it: a child after fork has none of
+ * its parent's machines, and its first connection is "rigd" again.
  *
  * RIG_EOPEN with the reason when rigd does not answer at the socket,
  * refuses the process (its policy does not admit the user) or speaks
  * another protocol version.  RIG_EINVAL if opts->size is too small. */
-rig_status_t rig_service_connect(const rig_service_options_t *opts);
+rig_status_t rig_service_connect(const rig_service_options_t *opts, rig_machine_t **machine);
+
+/* The machine's name, such as "rigd" or "rigd2"; NULL for NULL.  Takes no
+ * lock. */
+const char *rig_machine_name(const rig_machine_t *m);
+
+/* NULL while m is connected, else why it is lost ("rigd closed the
+ * connection", ...); NULL for NULL. */
+const char *rig_machine_lost(rig_machine_t *m);
+
+/* Opens the device rigd serves as name (such as "SIM:0") on m: rig_open of
+ * NAME@MACHINE, with opts's config for the process's instance of it.
+ * Answers as rig_open, and RIG_EOPEN with m's reason once m is lost;
+ * RIG_EINVAL if m or name is NULL, or name names a machine itself. */
+rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open_options_t *opts,
+                              rig_device_t **out);
 
 /* Exports b's bytes, memory of a NAME@rigd proxy (any offset and length
  * of it, as a view), as *token: any process connected to the same rigd

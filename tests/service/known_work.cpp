@@ -9,7 +9,7 @@
 
 void connect_service(const std::string &socket) {
   rig_service_options_t options{sizeof options, socket.c_str()};
-  rig_status_t status = rig_service_connect(&options);
+  rig_status_t status = rig_service_connect(&options, NULL);
   require(status == RIG_OK, "rig_service_connect: %s: %s", rig_status_name(status), rig_last_error());
 }
 

@@ -316,7 +316,7 @@ Test(clients, a_user_outside_the_policy_is_refused, .timeout = 60) {
       start_rigd_with_config({"--devices", "MEM:0"}, "allow_users = " + std::to_string(getuid() + 1) + "\n");
   pid_t client = fork_client([&] {
     rig_service_options_t options{sizeof options, rigd.socket.c_str()};
-    rig_status_t status = rig_service_connect(&options);
+    rig_status_t status = rig_service_connect(&options, NULL);
     require(status == RIG_EOPEN, "connect answers %s, not RIG_EOPEN", rig_status_name(status));
     require(std::strstr(rig_last_error(), "not admitted by rigd's policy") != nullptr, "the reason is \"%s\"",
             rig_last_error());

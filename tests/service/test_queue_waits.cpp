@@ -34,7 +34,7 @@ RigdProcess slow_rigd(const char *devices, const char *latency_us) {
   RigdProcess rigd = start_rigd({"--devices", devices});
   unsetenv("RIG_SIM");
   rig_service_options_t options{sizeof options, rigd.socket.c_str()};
-  cr_assert(rig_service_connect(&options) == RIG_OK, "%s", rig_last_error());
+  cr_assert(rig_service_connect(&options, NULL) == RIG_OK, "%s", rig_last_error());
   return rigd;
 }
 

@@ -57,7 +57,7 @@ std::vector<uint8_t> read_back(rig_buffer_t *b) {
 
 void connect_to(const RigdProcess &rigd) {
   rig_service_options_t options{sizeof options, rigd.socket.c_str()};
-  check(rig_service_connect(&options), "connect");
+  check(rig_service_connect(&options, NULL), "connect");
 }
 
 // Host bytes to MEM:0@rigd and back, each way through staging (the caller's
