@@ -116,7 +116,7 @@ void rigd_side(FuzzedDataProvider &in) {
   RIGD_FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
   OwnedFd client(pair[0]);
   rigd::Policy policy;  // admits every peer
-  rigd::Exports exports;
+  rigd::Exports exports(served());
   rigd::Session session(pair[1], served(), policy, exports);
 
   uint8_t code = in.ConsumeIntegral<uint8_t>();

@@ -306,7 +306,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // A client's objects, as a session makes them (service/session.cpp):
     // cheap enough to make for each input, the completion thread included,
     // so that no input sees another's.
-    rigd::Exports exports;
+    rigd::Exports exports(served());
     rigd::ClientObjects objects(quota_bytes);
     uint32_t sleepers = 0;  // no thread sleeps on the words here
     rigd::Completions completions(words, &sleepers, served());

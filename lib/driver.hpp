@@ -89,6 +89,13 @@ class DriverDevice {
   // nullptr: the driver never maps that memory.
   virtual Region map_host(void *, int64_t) { return nullptr; }
 
+  // For memory that other processes share (rigd's exports and imports): a
+  // mark of the work they have handed over on r so far, nullopt where r is
+  // shared with none; and whether the work up to a mark is done (or can
+  // never be).  Reads of words, which rig makes with signals unmasked.
+  virtual std::optional<uint64_t> others_mark(Region) { return std::nullopt; }
+  virtual bool others_done(Region, uint64_t) { return true; }
+
   // How the PCI function at bus address fn reaches all of r (alloc made
   // it) by DMA, or the reason it cannot (naming fn where fn names no
   // function of the machine).

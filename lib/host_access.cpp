@@ -2,7 +2,9 @@
 #include "buffer.hpp"
 #include "registry.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 
 using namespace rig;
 
@@ -26,12 +28,40 @@ void *host_bytes(rig_buffer_t *b, int64_t elem_size) {
   return p;
 }
 
+// Waits for the work other processes handed over on b's memory before now,
+// where they share it (rigd's shared buffers): by reading words.
+// Whether the work other processes handed over on b's memory so far is
+// done: as far as it is, true; otherwise false, with *mark to wait for.
+bool others_done(rig_buffer_t *b, uint64_t *mark) {
+  Allocation *a = b->alloc;
+  rig_device_t *owner = a->owner;
+  if (owner->is_host || !a->region) return true;
+  std::optional<uint64_t> m = owner->drv->others_mark(a->region);
+  if (!m || owner->drv->others_done(a->region, *m)) return true;
+  *mark = *m;
+  return false;
+}
+
+void wait_for_others(rig_buffer_t *b) {
+  uint64_t mark = 0;
+  if (others_done(b, &mark)) return;
+  Allocation *a = b->alloc;
+  for (unsigned turn = 0; !a->owner->drv->others_done(a->region, mark); ++turn) {
+    check_interrupt();
+    if (turn < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 // Waits on the host for the work a host access must follow.
 void wait_for(rig_buffer_t *b, bool write) {
   if (b->device->is_lost()) throw_lost(b->device);
   std::vector<Dependency> deps;
   dependencies(b->alloc, write, nullptr, deps);
   wait_all(deps);
+  wait_for_others(b);
 }
 
 rig_status_t access(rig_buffer_t *b, int64_t elem_size, rig_access_fn f, void *context, bool write) {
@@ -93,7 +123,8 @@ rig_status_t rig_buffer_reached(rig_buffer_t *b, rig_access_t access, bool *out)
       dep.device->commit_to(dep.value);
       all = all && dep.device->reached(dep.value);
     }
-    *out = all;
+    uint64_t mark = 0;
+    *out = all && others_done(b, &mark);
     return RIG_OK;
   });
 }

@@ -4,7 +4,7 @@
 namespace rigd {
 
 ClientObjects::~ClientObjects() {
-  // The buffers go first, then (with held_) the instances they needed.
+  // The buffers go first, then (with held_) what they held.
   for (auto &[handle, held] : held_) rig_buffer_unref(held.buffer);
 }
 
@@ -13,31 +13,40 @@ bool ClientObjects::fits(int64_t bytes) const {
   return quota_ == 0 || (bytes <= quota_ && counted_ <= quota_ - bytes);
 }
 
-uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Instances instances) {
+uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Holds holds) {
   std::lock_guard g(mu_);
   uint64_t handle = next_++;
-  held_.emplace(handle, Held{buffer, counted, std::move(instances)});
+  held_.emplace(handle, Held{buffer, counted, std::move(holds)});
   counted_ += counted;
   return handle;
 }
 
-rig_buffer_t *ClientObjects::get(uint64_t handle, Instances *instances) const {
+rig_buffer_t *ClientObjects::get(uint64_t handle, Holds *holds) const {
   std::lock_guard g(mu_);
   auto it = held_.find(handle);
   if (it == held_.end()) return nullptr;
-  if (instances) *instances = it->second.instances;
+  if (holds) *holds = it->second.holds;
   return rig_buffer_ref(it->second.buffer);
+}
+
+std::shared_ptr<SharedRow> ClientObjects::row_of(uint64_t handle,
+                                                 const std::function<std::shared_ptr<SharedRow>()> &rows) {
+  std::lock_guard g(mu_);
+  auto it = held_.find(handle);
+  if (it == held_.end()) return nullptr;
+  if (!it->second.holds.row) it->second.holds.row = rows();
+  return it->second.holds.row;
 }
 
 bool ClientObjects::remove(uint64_t handle) {
   rig_buffer_t *buffer;
-  Instances instances;  // closed, where these are their last holds, outside the lock
+  Holds holds;  // released, where these are the last holds, outside the lock
   {
     std::lock_guard g(mu_);
     auto it = held_.find(handle);
     if (it == held_.end()) return false;
     buffer = it->second.buffer;
-    instances = std::move(it->second.instances);
+    holds = std::move(it->second.holds);
     counted_ -= it->second.counted;
     held_.erase(it);
   }

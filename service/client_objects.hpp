@@ -2,10 +2,12 @@
 #pragma once
 
 #include "served.hpp"
+#include "shared_rows.hpp"
 
 #include <rig/rig.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -24,21 +26,27 @@ class ClientObjects {
   // Whether bytes more of counted memory stay within the quota.
   bool fits(int64_t bytes) const;
 
-  // The instances a buffer needs open: the one whose memory it is, and the
-  // one it is mapped on where that is another (a borrow).  Empty for host
-  // memory.
-  struct Instances {
+  // What a buffer holds: the instances it needs open, the one whose memory
+  // it is and the one it is mapped on where that is another (a borrow),
+  // both empty for host memory; and its row of the shared-buffer table
+  // where it is an exported handle or an import.
+  struct Holds {
     std::shared_ptr<Instance> memory, mapped_on;
+    std::shared_ptr<SharedRow> row;
   };
 
   // Takes the caller's reference to buffer and answers its new handle;
   // counted bytes count against the quota until the handle is removed, and
-  // instances stay open until then.
-  uint64_t add(rig_buffer_t *buffer, int64_t counted, Instances instances = {});
+  // what it holds stays until then.
+  uint64_t add(rig_buffer_t *buffer, int64_t counted, Holds holds = {});
 
   // A new reference to the handle's buffer, or NULL for no such handle;
-  // instances, if not NULL, gets its instances.
-  rig_buffer_t *get(uint64_t handle, Instances *instances = nullptr) const;
+  // holds, if not NULL, gets what it holds.
+  rig_buffer_t *get(uint64_t handle, Holds *holds = nullptr) const;
+
+  // The handle's row of the shared-buffer table, where it has none yet and
+  // rows gives one (exports_.new_row); NULL where it has none and gets none.
+  std::shared_ptr<SharedRow> row_of(uint64_t handle, const std::function<std::shared_ptr<SharedRow>()> &rows);
 
   // Releases the handle's buffer; false for no such handle.
   bool remove(uint64_t handle);
@@ -47,7 +55,7 @@ class ClientObjects {
   struct Held {
     rig_buffer_t *buffer;
     int64_t counted;
-    Instances instances;
+    Holds holds;
   };
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Held> held_;

@@ -43,7 +43,7 @@ void Completions::start(uint32_t proxy, uint64_t value) {
 }
 
 void Completions::expect(uint32_t proxy, size_t device, uint64_t value, const std::vector<rig_point_t> &points,
-                         const std::vector<rig_proxy_wait> &after) {
+                         const std::vector<rig_proxy_wait> &after, const TouchedRows &rows) {
   std::lock_guard g(mu_);
   std::unique_ptr<Lane> &lane = lanes_[device];
   // Work that is done already (a memory device's, which runs before its
@@ -51,13 +51,14 @@ void Completions::expect(uint32_t proxy, size_t device, uint64_t value, const st
   // so that the client's wait finds it raised: no thread to wake.
   if ((!lane || lane->values.empty()) && reached(points) && shown(after) == Shown::yes) {
     raise(proxy, device, value, nullptr);
+    for (const auto &[row, n] : rows) row->finish(n);
     return;
   }
   if (!lane) {
     lane = std::make_unique<Lane>();
     lane->thread = std::thread([this, l = lane.get()] { run(*l); });
   }
-  lane->values.push_back({proxy, device, value, points, after});
+  lane->values.push_back({proxy, device, value, points, after, rows});
   lane->changed.notify_all();
 }
 
@@ -124,6 +125,7 @@ void Completions::run(Lane &lane) {
     uint64_t value = v.value;
     std::vector<rig_point_t> points = v.points;
     std::vector<rig_proxy_wait> after = v.after;
+    TouchedRows rows = v.rows;
     lock.unlock();
     bool reached = true;
     for (rig_point_t p : points) reached = rig_point_wait(p) == RIG_OK && reached;
@@ -141,6 +143,7 @@ void Completions::run(Lane &lane) {
                       : words == Shown::lost ? "a value it waits for failed"
                                              : "";
     raise(proxy, device, value, why.empty() ? nullptr : why.c_str());
+    for (const auto &[row, n] : rows) row->finish(n);
     lock.lock();
     lane.values.pop_front();
   }

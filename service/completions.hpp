@@ -7,6 +7,7 @@
 
 #include "protocol.h"
 #include "served.hpp"
+#include "shared_rows.hpp"
 
 #include <rig/rig.h>
 
@@ -44,8 +45,9 @@ class Completions {
   // value and wakes its sleepers; where all that is so already, expect
   // raises it itself.  A point a lost device never reaches, or a lost word
   // of `after`, marks the proxy's word lost, and it moves no more.
+  // Its work ends, done or failed, in the rows it touched.
   void expect(uint32_t proxy, size_t device, uint64_t value, const std::vector<rig_point_t> &points,
-              const std::vector<rig_proxy_wait> &after);
+              const std::vector<rig_proxy_wait> &after, const TouchedRows &rows);
 
   // Marks proxy's word lost now, with why (a proxy's first failure's why
   // stays), and wakes its waiters: for work rigd could not hand to its
@@ -63,6 +65,7 @@ class Completions {
     uint64_t value;
     std::vector<rig_point_t> points;
     std::vector<rig_proxy_wait> after;
+    TouchedRows rows;
   };
 
   // The values handed over on one served device, in order, and the thread

@@ -22,19 +22,20 @@ Exports::~Exports() {
   for (auto &[token, e] : exports_) rig_buffer_unref(e.view);
 }
 
-uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, std::shared_ptr<Instance> memory) {
+uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, Shared shared) {
   std::lock_guard g(mu_);
-  uint64_t token = random_token();
-  while (exports_.count(token)) token = random_token();
-  exports_.emplace(token, Export{owner, device, view, std::move(memory)});
+  auto with_row = [&] { return random_token() << RIG_PROXY_TOKEN_ROW_BITS | shared.row->index(); };
+  uint64_t token = with_row();
+  while (token == 0 || exports_.count(token)) token = with_row();
+  exports_.emplace(token, Export{owner, device, view, std::move(shared)});
   return token;
 }
 
-rig_buffer_t *Exports::get(uint64_t token, size_t device, std::shared_ptr<Instance> *memory) const {
+rig_buffer_t *Exports::get(uint64_t token, size_t device, Shared *shared) const {
   std::lock_guard g(mu_);
   auto it = exports_.find(token);
   if (it == exports_.end() || it->second.device != device) return nullptr;
-  *memory = it->second.memory;
+  *shared = it->second.shared;
   return rig_buffer_ref(it->second.view);
 }
 

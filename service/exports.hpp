@@ -5,6 +5,7 @@
 #pragma once
 
 #include "served.hpp"
+#include "shared_rows.hpp"
 
 #include <rig/rig.h>
 
@@ -17,21 +18,33 @@ namespace rigd {
 
 class Exports {
  public:
-  Exports() = default;
+  explicit Exports(const ServedDevices &served) : rows_(served) {}
   ~Exports();
   Exports(const Exports &) = delete;
   Exports &operator=(const Exports &) = delete;
 
+  // A free row of the shared-buffer table for a handle exported the first
+  // time, or NULL where every row is held.
+  std::shared_ptr<SharedRow> new_row() { return rows_.take(); }
+
+  // What an export holds, and an import takes: the view, the instance whose
+  // memory it is, and the exported handle's row.
+  struct Shared {
+    std::shared_ptr<Instance> memory;
+    std::shared_ptr<SharedRow> row;
+  };
+
   // Takes the caller's reference to view, bytes of memory that client
-  // `owner` allocated on `memory`, an instance of served device `device`,
-  // and answers its token: 64 random bits, never 0, so that a client cannot
-  // guess another's.
-  uint64_t add(uint64_t owner, size_t device, rig_buffer_t *view, std::shared_ptr<Instance> memory);
+  // `owner` allocated on shared.memory, an instance of served device
+  // `device`, and answers its token: 48 random bits, so that a client
+  // cannot guess another's, then shared.row's index in the low
+  // RIG_PROXY_TOKEN_ROW_BITS (protocol.h).
+  uint64_t add(uint64_t owner, size_t device, rig_buffer_t *view, Shared shared);
 
   // A new reference to the token's buffer, which must lie on served device
-  // `device`, and its instance in *memory; NULL for no such token or
+  // `device`, with what it shares in *shared; NULL for no such token or
   // another device.
-  rig_buffer_t *get(uint64_t token, size_t device, std::shared_ptr<Instance> *memory) const;
+  rig_buffer_t *get(uint64_t token, size_t device, Shared *shared) const;
 
   // Ends every export of owner, as its client goes.
   void remove_owner(uint64_t owner);
@@ -41,8 +54,9 @@ class Exports {
     uint64_t owner;
     size_t device;
     rig_buffer_t *view;
-    std::shared_ptr<Instance> memory;
+    Shared shared;
   };
+  SharedRows rows_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Export> exports_;
 };

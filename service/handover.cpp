@@ -1,6 +1,7 @@
 // A hand-over's payload and its parts (handover.hpp).
 #include "handover.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -74,13 +75,21 @@ void HeldParts::clear() noexcept {
     rig_buffer_unref(p.dst);
   }
   parts_.clear();
+  rows_.clear();
+}
+
+void HeldParts::add_row(std::shared_ptr<SharedRow> row) {
+  if (row && std::find(rows_.begin(), rows_.end(), row) == rows_.end()) rows_.push_back(std::move(row));
 }
 
 bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held) {
   for (const rig_proxy_part &p : parts) {
     if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL) return false;
-    rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src) : nullptr;
-    rig_buffer_t *dst = objects.get(p.dst);
+    ClientObjects::Holds src_holds, dst_holds;
+    rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src, &src_holds) : nullptr;
+    rig_buffer_t *dst = objects.get(p.dst, &dst_holds);
+    held.add_row(std::move(src_holds.row));
+    held.add_row(std::move(dst_holds.row));
     bool sides = dst && (p.kind == RIG_PROXY_PART_FILL || src);
     HeldPart h{p, nullptr, nullptr};
     if (sides && part_fits(p, src, dst)) h = spanned(p, src, dst);

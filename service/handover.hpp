@@ -5,6 +5,7 @@
 #include "client_objects.hpp"
 #include "protocol.h"
 #include "ring.hpp"
+#include "shared_rows.hpp"
 
 #include <rig/rig.h>
 
@@ -41,11 +42,15 @@ class HeldParts {
   HeldParts &operator=(const HeldParts &) = delete;
 
   void add(const HeldPart &p) { parts_.push_back(p); }
+  // Adds a row of the shared-buffer table a part names, once.
+  void add_row(std::shared_ptr<SharedRow> row);
+  const std::vector<std::shared_ptr<SharedRow>> &rows() const noexcept { return rows_; }
   void clear() noexcept;
   const std::vector<HeldPart> &parts() const noexcept { return parts_; }
 
  private:
   std::vector<HeldPart> parts_;
+  std::vector<std::shared_ptr<SharedRow>> rows_;
 };
 
 // Views of the bytes each part spans, into held; false if a part is of no

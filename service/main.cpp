@@ -56,7 +56,7 @@ void serve(const rigd::Listener &listener, int signals, const rigd::ServedDevice
            const rigd::Policy &policy) {
   // Declared first: the sessions end, and let go of their exports, before
   // the table goes.
-  rigd::Exports exports;
+  rigd::Exports exports(served);
   std::list<std::unique_ptr<rigd::Session>> sessions;
   for (;;) {
     pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {signals, POLLIN, 0}};

@@ -102,20 +102,20 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
       rig_buffer_create(instance->device(), static_cast<int64_t>(bytes), static_cast<rig_memory_t>(kind), &b);
   if (status == RIG_ENOMEM) answer.detail = bytes;
   if (status != RIG_OK) return status;
-  answer.value = objects_.add(b, static_cast<int64_t>(bytes), {instance, nullptr});
+  answer.value = objects_.add(b, static_cast<int64_t>(bytes), {instance, nullptr, nullptr});
   return RIG_OK;
 }
 
 rig_status_t Requests::map_peer(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
-  ClientObjects::Instances instances;
-  rig_buffer_t *memory = objects_.get(entry.args[0], &instances);
+  ClientObjects::Holds holds;
+  rig_buffer_t *memory = objects_.get(entry.args[0], &holds);
   if (!memory) return RIG_EINVAL;
   const std::shared_ptr<Instance> &on = proxies_[entry.device].instance;
   rig_buffer_t *mapped = nullptr;
   rig_status_t status = rig_buffer_borrow(on->device(), memory, &mapped);
   rig_buffer_unref(memory);
   // A borrow that cannot map answers RIG_OK and no buffer: handle 0.
-  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {instances.memory, on});
+  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {holds.memory, on, nullptr});
   return status;
 }
 
@@ -149,6 +149,9 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
   if (!hold_parts(objects_, work_.parts, held_)) return RIG_EINVAL;
   // From here the value is the proxy's: work that fails to start fails it.
   p.handed = entry.args[0];
+  // Taken: other clients' waits on the shared memory it names wait for it.
+  touched_.clear();
+  for (const std::shared_ptr<SharedRow> &row : held_.rows()) touched_.push_back({row, row->take()});
   points_.clear();
   rig_status_t status = submit_parts(held_, waits_, points_);
   // A value that failed to start marks the word lost first, so that its
@@ -160,7 +163,7 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
   // A value is done once what it waits for is too: a value of no parts, or
   // whose parts rig ran at once, waits on other devices all the same.
   points_.insert(points_.end(), waits_.begin(), waits_.end());
-  completions_.expect(proxy, p.device, p.handed, points_, work_.waits);
+  completions_.expect(proxy, p.device, p.handed, points_, work_.waits, touched_);
   return status;
 }
 
@@ -170,27 +173,33 @@ namespace rigd {
 
 rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   size_t device = proxies_[entry.device].device;
-  ClientObjects::Instances instances;
-  rig_buffer_t *whole = objects_.get(entry.args[0], &instances);
+  ClientObjects::Holds holds;
+  rig_buffer_t *whole = objects_.get(entry.args[0], &holds);
   if (!whole) return RIG_EINVAL;
   uint64_t offset = entry.args[1], length = entry.args[2], size = static_cast<uint64_t>(rig_buffer_bytes(whole));
   rig_buffer_t *view = nullptr;
   // Only memory of an instance of the proxy's served device, as allocated
   // or imported, not a borrow: a host arena is the client's, and a borrow
   // needs the instance it maps on.
-  bool exportable = instances.memory && instances.memory->served() == device && !instances.mapped_on;
+  bool exportable = holds.memory && holds.memory->served() == device && !holds.mapped_on;
   if (exportable && offset <= size && length <= size - offset)
     rig_buffer_view(whole, static_cast<int64_t>(offset), static_cast<int64_t>(length), &view);
   rig_buffer_unref(whole);
   if (!view) return RIG_EINVAL;
-  answer.value = exports_.add(client_, device, view, instances.memory);
+  // Work on the exported handle, and on imports of it, counts in its row.
+  std::shared_ptr<SharedRow> row = objects_.row_of(entry.args[0], [&] { return exports_.new_row(); });
+  if (!row) {
+    rig_buffer_unref(view);
+    return RIG_ENOMEM;
+  }
+  answer.value = exports_.add(client_, device, view, {holds.memory, std::move(row)});
   return RIG_OK;
 }
 
 rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   const Proxy &p = proxies_[entry.device];
-  std::shared_ptr<Instance> memory;
-  rig_buffer_t *view = exports_.get(entry.args[0], p.device, &memory);
+  Exports::Shared shared;
+  rig_buffer_t *view = exports_.get(entry.args[0], p.device, &shared);
   if (!view) return RIG_EINVAL;
   answer.detail = static_cast<uint64_t>(rig_buffer_bytes(view));
   // The importer's work on the bytes runs on its own instance where that
@@ -198,10 +207,10 @@ rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   rig_buffer_t *mapped = nullptr;
   if (rig_buffer_borrow(p.instance->device(), view, &mapped) == RIG_OK && mapped) {
     rig_buffer_unref(view);
-    answer.value = objects_.add(mapped, 0, {std::move(memory), p.instance});
+    answer.value = objects_.add(mapped, 0, {std::move(shared.memory), p.instance, std::move(shared.row)});
   } else {
     // The exporter's quota counts the memory.
-    answer.value = objects_.add(view, 0, {std::move(memory), nullptr});
+    answer.value = objects_.add(view, 0, {std::move(shared.memory), nullptr, std::move(shared.row)});
   }
   return RIG_OK;
 }

@@ -74,6 +74,7 @@ class Requests {
   Handover work_;
   HeldParts held_;
   std::vector<rig_point_t> waits_, points_;
+  TouchedRows touched_;
 };
 
 }  // namespace rigd

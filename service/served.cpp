@@ -69,14 +69,21 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
   for (size_t i = 0; i < devices_.size(); ++i)
     for (size_t j = 0; j < devices_.size() && j < 64; ++j)
       if (rig_reaches(devices_[i].get(), devices_[j].get())) records_[i].reaches |= uint64_t{1} << j;
-  uint64_t bytes = RIG_PROXY_CACHE_LINE * (devices_.size() + 1);
+  uint64_t bytes = RIG_PROXY_CACHE_LINE * (1 + devices_.size() + shared_rows);
   segment_ = std::make_unique<Segment>("rigd-devices", bytes, ClientAccess::read_only);
   rig_proxy_device_segment header{};
   header.segment = {RIG_PROXY_MAGIC_DEVICES, RIG_PROXY_VERSION, bytes};
   header.device_count = static_cast<uint32_t>(devices_.size());
+  header.row_count = shared_rows;
   header.words_offset = RIG_PROXY_CACHE_LINE;
+  header.rows_offset = RIG_PROXY_CACHE_LINE * (1 + devices_.size());
   std::memcpy(segment_->base(), &header, sizeof header);
   instances_.resize(devices_.size());
+}
+
+rig_proxy_shared_row *ServedDevices::shared_row(uint32_t r) const noexcept {
+  return reinterpret_cast<rig_proxy_shared_row *>(segment_->base() +
+                                                  RIG_PROXY_CACHE_LINE * (1 + devices_.size() + r));
 }
 
 void ServedDevices::free_caches() const noexcept {

@@ -66,6 +66,10 @@ class ServedDevices {
   // segment, release order.  Any thread may call it.
   void publish_progress(size_t i) const noexcept;
 
+  // The rows of the shared-buffer table in the device segment (protocol.h).
+  static constexpr uint32_t shared_rows = 4096;
+  rig_proxy_shared_row *shared_row(uint32_t r) const noexcept;
+
  private:
   // Closed as rigd ends (rig_close waits for their work).
   struct Close {

@@ -102,7 +102,10 @@ enum rig_proxy_opcode {
                                  map it */
   RIG_PROXY_OP_EXPORT = 6,    /* args[0] a handle, args[1] an offset, args[2] a length:
                                  value, a token by which any client of rigd imports
-                                 those bytes while this client is connected */
+                                 those bytes while this client is connected, whose low
+                                 RIG_PROXY_TOKEN_ROW_BITS bits name the handle's row of
+                                 the shared-buffer table; RIG_ENOMEM where the table
+                                 is full */
   RIG_PROXY_OP_IMPORT = 7,    /* args[0] a token: value, a new handle over the exported
                                  bytes, detail their length; RIG_EINVAL for a token that
                                  names no export or another served device's memory */
@@ -237,8 +240,25 @@ struct rig_proxy_device_record {
 struct rig_proxy_device_segment {
   struct rig_proxy_segment_header segment; /* magic RIG_PROXY_MAGIC_DEVICES */
   uint32_t device_count;
-  uint32_t reserved;
+  uint32_t row_count;    /* rows of the shared-buffer table */
   uint64_t words_offset; /* word i at words_offset + i * RIG_PROXY_CACHE_LINE */
+  uint64_t rows_offset;  /* row r at rows_offset + r * RIG_PROXY_CACHE_LINE */
+};
+
+/* The shared-buffer table, in the device segment: a row for the memory a
+ * client exported (RIG_PROXY_OP_EXPORT), named by the low
+ * RIG_PROXY_TOKEN_ROW_BITS bits of its tokens, and counting the work of
+ * every process on it: taken, the hand-overs rigd has taken whose parts
+ * name the exported handle or an import of it; done, how many of the first
+ * of those are done (or failed).  rigd moves both up (release order), as it
+ * takes a hand-over and as its work ends, and never back, also when the
+ * row serves another export later.  A process that waits for the work
+ * other processes handed over on the memory reads taken, then waits until
+ * done reaches it: no round trip. */
+#define RIG_PROXY_TOKEN_ROW_BITS 16
+struct rig_proxy_shared_row {
+  uint64_t taken;
+  uint64_t done;
 };
 
 /* A client's completion segment: its proxies' timeline words, word i for

@@ -123,6 +123,7 @@ void ProxyDevice::free(Region r) {
   uint64_t handle = region->handle;
   // rigd maps the block itself, as long as its work needs it.
   if (region->host) shared_block_unmap(region->host);
+  if (region->row.load() >= 0) link_->forget_handle(handle);
   delete region;
   if (link_->lost()) return;
   try {
@@ -213,6 +214,7 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
     std::memcpy(at, &wait, sizeof wait);
   }
   uint64_t bytes = 0;
+  bool shared = false;
   for (uint32_t i = 0; i < w.part_count; i++) {
     const rig_edge_part_t &part = w.parts[i];
     rig_proxy_part p{};
@@ -222,12 +224,14 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
       auto [dst, dst_offset] = side_of(c.dst);
       p = {RIG_PROXY_PART_COPY, 0, src, src_offset, dst, dst_offset, c.width, c.rows, c.src_pitch, c.dst_pitch};
       bytes += c.width * c.rows;
+      shared = shared || link_->shares(src);
     } else {
       const rig_edge_fill_t &f = part.u.fill;
       auto [dst, dst_offset] = side_of(f.dst);
       p = {RIG_PROXY_PART_FILL, f.value, 0, 0, dst, dst_offset, f.bytes, 1, 0, f.bytes};
       bytes += f.bytes;
     }
+    shared = shared || link_->shares(p.dst);
     std::memcpy(at + i * sizeof p, &p, sizeof p);
   }
   rig_proxy_entry e{};
@@ -235,7 +239,10 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
   e.device = index_;
   e.args[0] = w.value;
   try {
-    link_->hand_over(e, payload);
+    // Work on memory other processes share returns once rigd has taken it,
+    // so that a submit another process makes after this one returned
+    // follows it in rigd (rig/service.h).
+    link_->hand_over(e, payload, shared);
   } catch (const LinkLost &lost) {
     throw Fault(lost.what());
   }
@@ -279,16 +286,42 @@ void ProxyDevice::stop(const std::optional<std::string> &, uint64_t last) {
   stopped_.store(true, std::memory_order_release);
 }
 
+namespace {
+
+constexpr uint64_t row_of_token(uint64_t token) { return token & ((uint64_t{1} << RIG_PROXY_TOKEN_ROW_BITS) - 1); }
+
+}  // namespace
+
 std::optional<uint64_t> ProxyDevice::export_bytes(Region r, uint64_t offset, uint64_t length) {
-  rig_proxy_completion a = ask(RIG_PROXY_OP_EXPORT, region_of(r)->handle, region_of(r)->offset + offset, length);
+  ProxyRegion *region = region_of(r);
+  rig_proxy_completion a = ask(RIG_PROXY_OP_EXPORT, region->handle, region->offset + offset, length);
   if (a.status != RIG_OK) return std::nullopt;
+  // Every export of a handle has its row.
+  region->row.store(static_cast<int64_t>(row_of_token(a.value)));
+  link_->share_handle(region->handle);
   return a.value;
 }
 
 std::optional<std::pair<Region, int64_t>> ProxyDevice::import_bytes(uint64_t token) {
   rig_proxy_completion a = ask(RIG_PROXY_OP_IMPORT, token);
   if (a.status != RIG_OK || a.detail > INT64_MAX) return std::nullopt;
-  return std::pair<Region, int64_t>{new ProxyRegion{a.value, 0}, static_cast<int64_t>(a.detail)};
+  auto *region = new ProxyRegion{a.value, 0};
+  region->row.store(static_cast<int64_t>(row_of_token(token)));
+  link_->share_handle(a.value);
+  return std::pair<Region, int64_t>{region, static_cast<int64_t>(a.detail)};
+}
+
+std::optional<uint64_t> ProxyDevice::others_mark(Region r) {
+  int64_t row = region_of(r)->row.load();
+  const rig_proxy_shared_row *words = row >= 0 ? link_->shared_row(static_cast<uint64_t>(row)) : nullptr;
+  if (!words) return std::nullopt;
+  return std::atomic_ref<const uint64_t>(words->taken).load(std::memory_order_acquire);
+}
+
+bool ProxyDevice::others_done(Region r, uint64_t mark) {
+  const rig_proxy_shared_row *words = link_->shared_row(static_cast<uint64_t>(region_of(r)->row.load()));
+  // Work of a rigd that is gone never ends.
+  return std::atomic_ref<const uint64_t>(words->done).load(std::memory_order_acquire) >= mark || link_->lost();
 }
 
 }  // namespace rig::proxy

@@ -8,6 +8,7 @@
 #include "rigd_link.hpp"
 
 #include <atomic>
+#include <optional>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -25,6 +26,9 @@ struct ProxyRegion {
   uint64_t handle;
   uint64_t offset;
   void *host = nullptr;
+  // Its row of rigd's shared-buffer table once exported or as an import:
+  // other processes' work on it counts there.
+  std::atomic<int64_t> row{-1};
 };
 
 class ProxyDevice : public DriverDevice {
@@ -46,10 +50,14 @@ class ProxyDevice : public DriverDevice {
   uint64_t signaled() override;
   void sleep(uint64_t seen, int64_t still_ms) override;
   void stop(const std::optional<std::string> &fault, uint64_t last) override;
+  std::optional<uint64_t> others_mark(Region r) override;
+  bool others_done(Region r, uint64_t mark) override;
 
   // Exports bytes [offset, offset + length) of r, this proxy's memory, as a
   // token any client of rigd imports; nothing where rigd refuses.  Throws
-  // Fault once the link is lost.
+  // Fault once the link is lost.  From then on a hand-over naming r returns
+  // once rigd has taken it, so that another process's later submit follows
+  // it (rig/service.h).
   std::optional<uint64_t> export_bytes(Region r, uint64_t offset, uint64_t length);
   // The memory token names, as a region of this proxy, and its length;
   // nothing where rigd holds no such export.  Throws as export_bytes.

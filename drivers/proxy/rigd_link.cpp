@@ -80,9 +80,20 @@ RigdLink::RigdLink(const std::string &path)
       throw HandshakeError("rigd's completion segment is corrupt");
     words_offset_ = completion.words_offset;
     word_count_ = completion.word_count;
+    device_memory_.at = map_segment<const std::byte>(connection_.device_segment.get(), PROT_READ, device_memory_.bytes);
+    rig_proxy_device_segment devices;
+    if (device_memory_.bytes < sizeof devices) throw HandshakeError("rigd's device segment is too small");
+    std::memcpy(&devices, device_memory_.at, sizeof devices);
+    if (devices.segment.magic != RIG_PROXY_MAGIC_DEVICES || devices.rows_offset > device_memory_.bytes ||
+        devices.rows_offset % RIG_PROXY_CACHE_LINE != 0 ||
+        devices.row_count > (device_memory_.bytes - devices.rows_offset) / RIG_PROXY_CACHE_LINE)
+      throw HandshakeError("rigd's device segment is corrupt");
+    rows_offset_ = devices.rows_offset;
+    row_count_ = devices.row_count;
   } catch (...) {
     if (rings_memory_.at) munmap(rings_memory_.at, rings_memory_.bytes);
     if (completion_memory_.at) munmap(const_cast<std::byte *>(completion_memory_.at), completion_memory_.bytes);
+    if (device_memory_.at) munmap(const_cast<std::byte *>(device_memory_.at), device_memory_.bytes);
     throw;
   }
   RingSegment rings(rings_memory_.at, layout_);
@@ -96,6 +107,31 @@ RigdLink::RigdLink(const std::string &path)
 RigdLink::~RigdLink() {
   munmap(rings_memory_.at, rings_memory_.bytes);
   munmap(const_cast<std::byte *>(completion_memory_.at), completion_memory_.bytes);
+  munmap(const_cast<std::byte *>(device_memory_.at), device_memory_.bytes);
+}
+
+void RigdLink::share_handle(uint64_t handle) {
+  std::lock_guard g(shared_mu_);
+  shared_handles_.insert(handle);
+  any_shared_.store(true, std::memory_order_release);
+}
+
+void RigdLink::forget_handle(uint64_t handle) {
+  std::lock_guard g(shared_mu_);
+  shared_handles_.erase(handle);
+  any_shared_.store(!shared_handles_.empty(), std::memory_order_release);
+}
+
+bool RigdLink::shares(uint64_t handle) const {
+  // The hot path of a process that shares nothing takes no lock.
+  if (!any_shared_.load(std::memory_order_acquire)) return false;
+  std::lock_guard g(shared_mu_);
+  return shared_handles_.count(handle) != 0;
+}
+
+const rig_proxy_shared_row *RigdLink::shared_row(uint64_t r) const noexcept {
+  if (r >= row_count_) return nullptr;
+  return reinterpret_cast<const rig_proxy_shared_row *>(device_memory_.at + rows_offset_ + r * RIG_PROXY_CACHE_LINE);
 }
 
 int RigdLink::find(const std::string &name) const noexcept {
@@ -175,13 +211,23 @@ rig_proxy_completion RigdLink::await(uint64_t tag) {
   }
 }
 
-void RigdLink::send(rig_proxy_entry &entry, std::span<const std::byte> payload) {
+void RigdLink::wait_turn(int turn) {
+  // rigd's poller is draining the ring: it runs while the ring has entries.
+  if (turn < answer_spins) {
+    spin_turn(static_cast<unsigned>(turn));
+  } else {
+    check_live();
+    std::this_thread::sleep_for(full_wait);
+  }
+}
+
+uint32_t RigdLink::send(rig_proxy_entry &entry, std::span<const std::byte> payload) {
   if (payload.size() > layout_.payload_bytes) throw std::length_error("a request's payload exceeds rigd's arena");
-  for (int spins = 0;; spins++) {
+  for (int turn = 0;; turn++) {
     // The first look trusts the head last read, which leaves room nearly
     // always: the line rigd writes as it releases entries stays its own.
     uint32_t next = 0, released = 0;
-    RingStatus status = submissions_->look(next, released, spins > 0);
+    RingStatus status = submissions_->look(next, released, turn > 0);
     if (status == RingStatus::breach) {
       mark_lost("rigd broke the rings' protocol");
       check_live();
@@ -193,17 +239,24 @@ void RigdLink::send(rig_proxy_entry &entry, std::span<const std::byte> payload) 
         entry.payload_offset = static_cast<uint32_t>(*offset);
         entry.payload_bytes = static_cast<uint32_t>(payload.size());
       }
-      if (submissions_->push(entry, false) == RingStatus::ok) return;
+      if (submissions_->push(entry, false) == RingStatus::ok) return next;
       mark_lost("rigd broke the rings' protocol");
       check_live();
     }
-    // rigd's poller is draining the ring: it runs while the ring has entries.
-    if (spins < answer_spins) {
-      spin_turn(static_cast<unsigned>(spins));
-    } else {
+    wait_turn(turn);
+  }
+}
+
+void RigdLink::await_taken(uint32_t n) {
+  for (int turn = 0;; turn++) {
+    uint32_t next = 0, released = 0;
+    if (submissions_->look(next, released) == RingStatus::breach) {
+      mark_lost("rigd broke the rings' protocol");
       check_live();
-      std::this_thread::sleep_for(full_wait);
     }
+    // Entry n is released once released - n - 1 is below 2^31 (ring.hpp).
+    if (static_cast<uint32_t>(released - n - 1) < (uint32_t{1} << 31)) return;
+    wait_turn(turn);
   }
 }
 
@@ -215,7 +268,7 @@ rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const st
   return await(entry.tag);
 }
 
-void RigdLink::hand_over(rig_proxy_entry entry, std::span<const std::byte> payload) {
+void RigdLink::hand_over(rig_proxy_entry entry, std::span<const std::byte> payload, bool until_taken) {
   std::lock_guard g(mu_);
   check_known_live();
   // Answers to refused hand-overs: taken in here, so that they never fill
@@ -227,7 +280,8 @@ void RigdLink::hand_over(rig_proxy_entry entry, std::span<const std::byte> paylo
   if (status == RingStatus::breach) mark_lost("rigd broke the rings' protocol");
   check_known_live();
   entry.tag = handover_tag | entry.device;
-  send(entry, payload);
+  uint32_t n = send(entry, payload);
+  if (until_taken) await_taken(n);
 }
 
 uint64_t RigdLink::share_arena(int fd, uint64_t bytes) {

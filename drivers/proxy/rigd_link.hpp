@@ -17,6 +17,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace rig::proxy {
@@ -48,10 +49,11 @@ class RigdLink {
 
   // Sends the hand-over of value entry.args[0] of proxy entry.device, its
   // payload copied into the payload arena, and returns once it is in the
-  // ring: rigd answers only a hand-over it cannot run, once it has marked
-  // the proxy's word lost with why.  Waits only while the ring or the
+  // ring, or with until_taken once rigd has taken it (released its entry):
+  // rigd answers only a hand-over it cannot run, once it has marked the
+  // proxy's word lost with why.  Waits otherwise only while the ring or the
   // arena is full.  Throws LinkLost once the connection is lost.
-  void hand_over(rig_proxy_entry entry, std::span<const std::byte> payload);
+  void hand_over(rig_proxy_entry entry, std::span<const std::byte> payload, bool until_taken);
 
   // The most bytes a request's payload may have.
   uint64_t payload_bytes() const noexcept { return layout_.payload_bytes; }
@@ -59,6 +61,15 @@ class RigdLink {
   // Passes rigd the bytes bytes of the memfd fd as a host arena and answers
   // its handle, or 0 where rigd refuses it.  Throws LinkLost.
   uint64_t share_arena(int fd, uint64_t bytes);
+
+  // Row r of the shared-buffer table (protocol.h), or NULL past the table.
+  const rig_proxy_shared_row *shared_row(uint64_t r) const noexcept;
+
+  // The handles of memory other processes share (exported or imported),
+  // whose hand-overs wait until rigd takes them.
+  void share_handle(uint64_t handle);
+  void forget_handle(uint64_t handle);
+  bool shares(uint64_t handle) const;
 
   // The timeline word of the client's proxy i (i below words()).
   const rig_proxy_word *word(uint32_t i) const noexcept;
@@ -93,14 +104,22 @@ class RigdLink {
   // the proxy's word says the rest.
   static bool answers_hand_over(const rig_proxy_completion &answer) noexcept;
   // With mu_ held: puts entry and its payload into the ring, waiting while
-  // either has no room.
-  void send(rig_proxy_entry &entry, std::span<const std::byte> payload);
+  // either has no room, and answers the entry's number.
+  uint32_t send(rig_proxy_entry &entry, std::span<const std::byte> payload);
+  // With mu_ held: waits until rigd has released entry number n.
+  void await_taken(uint32_t n);
+  // With mu_ held: one turn of a wait for rigd (spins a while, then sleeps
+  // a little, and checks the link).
+  void wait_turn(int turn);
 
   std::string path_;
   unsigned forks_seen_;  // the process's forks when it connected (a child counts one more)
   ServiceConnection connection_;
   Mapped<std::byte> rings_memory_;
   Mapped<const std::byte> completion_memory_;
+  Mapped<const std::byte> device_memory_;
+  uint64_t rows_offset_ = 0;
+  uint32_t row_count_ = 0;
   rig_proxy_ring_segment layout_{};
   uint64_t words_offset_ = 0;
   uint32_t word_count_ = 0;
@@ -109,6 +128,9 @@ class RigdLink {
   std::unique_ptr<PayloadArena> payload_;
   std::unique_ptr<PayloadSpace> payload_space_;
   uint32_t *word_sleepers_ = nullptr;
+  mutable std::mutex shared_mu_;
+  std::unordered_set<uint64_t> shared_handles_;  // under shared_mu_
+  std::atomic<bool> any_shared_{false};          // shared_handles_ is not empty
   std::mutex mu_;  // one request at a time, and the socket's messages
   uint64_t tag_ = 0;
   std::atomic<bool> lost_{false};

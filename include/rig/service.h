@@ -81,7 +81,12 @@ rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open
  * while this process stays connected.  Work both processes submit on the
  * bytes runs in rigd in the order of their submits, by the memory's
  * stamps there: a submit that rig made after another process's submit
- * returned follows that submit's work where they share memory.
+ * returned follows that submit's work where they share memory (a submit
+ * naming shared bytes returns once rigd has taken it).  A wait on the host
+ * in either process (rig_buffer_wait, rig_buffer_reached, host access)
+ * also waits for the work any process handed over on the exported buffer
+ * or an import of it before the wait began, by reading words of rigd's
+ * shared-buffer table: no round trip.
  *
  * RIG_EINVAL if b is dead, is not a proxy's own memory (a borrow, or
  * another device's memory), or token is NULL; RIG_ELOST if b's proxy is

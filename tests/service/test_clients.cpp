@@ -119,6 +119,75 @@ Test(clients, two_processes_share_a_buffer_and_a_view, .timeout = 60) {
   cr_assert(ended_cleanly(await_client(b, client_end_s)), "the importing client's checks passed");
 }
 
+/* DESIGN.md "The per-host service", the shared-buffer table: a host access
+ * in any sharing process waits for the work other processes submitted on
+ * the shared memory by reading words, with no round trip.  The exporter
+ * submits a fill that takes 300 ms on its instance of SIM:0; once that
+ * submit returned, the importer's rig_buffer_reached answers false, its
+ * rig_buffer_wait returns only once the exporter's fill is done (the
+ * exporter's rig_point_reached says so at that moment), and then it reads
+ * the fill's bytes. */
+Test(clients, a_wait_in_the_importer_follows_the_exporters_work, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  constexpr int64_t bytes = 4096;
+  Channel link;  // the exporter at end 0, the importer at end 1
+  pid_t exporter = fork_client(
+      [&] {
+        int importer = link.ends[0];
+        connect_service(rigd.socket);
+        rig_open_options_t slow{sizeof slow, "latency_us=300000"};
+        rig_device_t *d = nullptr;
+        require(rig_open("SIM:0@rigd", &slow, &d) == RIG_OK, "open: %s", rig_last_error());
+        rig_buffer_t *b = create_buffer(d, bytes);
+        require(rig_buffer_fill(b, 1) == RIG_OK, "fill: %s", rig_last_error());
+        uint64_t token = 0, step = 0;
+        require(rig_service_share(b, &token) == RIG_OK, "share: %s", rig_last_error());
+        require(send_value(importer, token) && receive_value(importer, step, client_start_ms), "the importer is gone");
+        rig_point_t filled{};
+        require(rig_buffer_submit_fill(b, 2, nullptr, 0, &filled) == RIG_OK, "submit: %s", rig_last_error());
+        require(send_value(importer, 1), "the importer is gone");
+        // The importer asks once its wait returned.
+        require(receive_value(importer, step, client_start_ms), "the importer is gone");
+        bool reached = false;
+        require(rig_point_reached(filled, &reached) == RIG_OK, "reached: %s", rig_last_error());
+        require(send_value(importer, reached ? 1 : 0) && receive_value(importer, step, client_start_ms),
+                "the importer is gone");
+        rig_buffer_unref(b);
+        return 0;
+      },
+      {link.ends[0]});
+  pid_t importer = fork_client(
+      [&] {
+        int exporter_end = link.ends[1];
+        connect_service(rigd.socket);
+        rig_device_t *d = open_device("SIM:0@rigd");
+        uint64_t token = 0, step = 0;
+        require(receive_value(exporter_end, token, client_start_ms), "no token");
+        rig_buffer_t *b = nullptr;
+        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
+        require(send_value(exporter_end, 1) && receive_value(exporter_end, step, client_start_ms),
+                "the exporter did not submit");
+        bool reached = true;
+        require(rig_buffer_reached(b, RIG_ACCESS_READ, &reached) == RIG_OK && !reached,
+                "the exporter's fill in flight: the import's writes are not all reached");
+        require(rig_buffer_wait(b, RIG_ACCESS_READ) == RIG_OK, "wait: %s", rig_last_error());
+        uint64_t exporter_saw = 0;
+        require(send_value(exporter_end, 1) && receive_value(exporter_end, exporter_saw, client_start_ms) &&
+                    exporter_saw == 1,
+                "the wait returned before the exporter's fill was done");
+        std::vector<uint8_t> seen = read_bytes(b);
+        for (uint8_t byte : seen) require(byte == 2, "the importer reads the exporter's fill");
+        rig_buffer_unref(b);
+        require(send_value(exporter_end, 2), "the exporter is gone");
+        return 0;
+      },
+      {link.ends[1]});
+  link.close_end(0);
+  link.close_end(1);
+  cr_assert(ended_cleanly(await_client(exporter, client_end_s)), "the exporter's checks passed");
+  cr_assert(ended_cleanly(await_client(importer, client_end_s)), "the importer waited for the exporter's fill");
+}
+
 namespace {
 
 // A client that rigd sees die in the middle of its work: it opens both of

@@ -1,0 +1,61 @@
+// The rows of the shared-buffer table (protocol.h, rig_proxy_shared_row):
+// for each exported handle, the hand-overs of every client that touch it,
+// counted as rigd takes them and as their work ends, so that a client waits
+// for other clients' work on shared memory by reading the row.
+#pragma once
+
+#include "served.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+namespace rigd {
+
+class SharedRows;
+
+// One row while an export, its imports or work on them hold it.
+class SharedRow {
+ public:
+  SharedRow(SharedRows &rows, uint32_t index, rig_proxy_shared_row *words) noexcept;
+  ~SharedRow();  // gives the row back to the table
+  SharedRow(const SharedRow &) = delete;
+  SharedRow &operator=(const SharedRow &) = delete;
+
+  uint32_t index() const noexcept { return index_; }
+  // Counts a hand-over rigd takes and answers its number.
+  uint64_t take();
+  // Hand-over n's work ended: done moves past every ended one in order.
+  void finish(uint64_t n);
+
+ private:
+  SharedRows &rows_;
+  uint32_t index_;
+  rig_proxy_shared_row *words_;
+  std::mutex mu_;
+  uint64_t taken_, done_;       // as published: they go on from the row's last use
+  std::set<uint64_t> ended_;    // ended past done_
+};
+
+// The table's free rows.
+class SharedRows {
+ public:
+  explicit SharedRows(const ServedDevices &served);
+  // A free row, or NULL where every row is held.
+  std::shared_ptr<SharedRow> take();
+
+ private:
+  friend class SharedRow;
+  void give_back(uint32_t index);
+
+  const ServedDevices &served_;
+  std::mutex mu_;
+  std::vector<uint32_t> free_;
+};
+
+// The rows a value's hand-over touched, each with its number there.
+using TouchedRows = std::vector<std::pair<std::shared_ptr<SharedRow>, uint64_t>>;
+
+}  // namespace rigd
