@@ -38,6 +38,14 @@ std::shared_ptr<SharedRow> ClientObjects::row_of(uint64_t handle,
   return it->second.holds.row;
 }
 
+rig_buffer_t *ClientObjects::get(uint64_t handle, std::shared_ptr<SharedRow> *row) const {
+  std::lock_guard g(mu_);
+  auto it = held_.find(handle);
+  if (it == held_.end()) return nullptr;
+  *row = it->second.holds.row;
+  return rig_buffer_ref(it->second.buffer);
+}
+
 bool ClientObjects::remove(uint64_t handle) {
   rig_buffer_t *buffer;
   Holds holds;  // released, where these are the last holds, outside the lock

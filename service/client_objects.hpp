@@ -43,6 +43,9 @@ class ClientObjects {
   // A new reference to the handle's buffer, or NULL for no such handle;
   // holds, if not NULL, gets what it holds.
   rig_buffer_t *get(uint64_t handle, Holds *holds = nullptr) const;
+  // The same, with only the handle's row (NULL where it has none): a
+  // hand-over's parts need no more.
+  rig_buffer_t *get(uint64_t handle, std::shared_ptr<SharedRow> *row) const;
 
   // The handle's row of the shared-buffer table, where it has none yet and
   // rows gives one (exports_.new_row); NULL where it has none and gets none.

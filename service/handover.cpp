@@ -85,11 +85,11 @@ void HeldParts::add_row(std::shared_ptr<SharedRow> row) {
 bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held) {
   for (const rig_proxy_part &p : parts) {
     if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL) return false;
-    ClientObjects::Holds src_holds, dst_holds;
-    rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src, &src_holds) : nullptr;
-    rig_buffer_t *dst = objects.get(p.dst, &dst_holds);
-    held.add_row(std::move(src_holds.row));
-    held.add_row(std::move(dst_holds.row));
+    std::shared_ptr<SharedRow> src_row, dst_row;
+    rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src, &src_row) : nullptr;
+    rig_buffer_t *dst = objects.get(p.dst, &dst_row);
+    held.add_row(std::move(src_row));
+    held.add_row(std::move(dst_row));
     bool sides = dst && (p.kind == RIG_PROXY_PART_FILL || src);
     HeldPart h{p, nullptr, nullptr};
     if (sides && part_fits(p, src, dst)) h = spanned(p, src, dst);
