@@ -188,6 +188,65 @@ Test(clients, a_wait_in_the_importer_follows_the_exporters_work, .timeout = 60) 
   cr_assert(ended_cleanly(await_client(importer, client_end_s)), "the importer waited for the exporter's fill");
 }
 
+/* service.h's order of shared bytes: a submit that rig made after another
+ * process's submit returned follows that submit's work where they share
+ * memory, although a hand-over returns before rigd runs it.  200 times,
+ * the exporter submits a fill of the round's byte and, once the submit
+ * returned, tells the importer, whose copy out of the bytes (a blit, which
+ * it submits then) must see that byte. */
+Test(clients, a_submit_follows_another_process_submit_that_returned, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  constexpr int64_t bytes = 4096;
+  constexpr uint64_t rounds = 200;
+  Channel link;  // the exporter at end 0, the importer at end 1
+  pid_t exporter = fork_client(
+      [&] {
+        int importer = link.ends[0];
+        connect_service(rigd.socket);
+        rig_buffer_t *b = create_buffer(open_device("MEM:0@rigd"), bytes);
+        uint64_t token = 0, step = 0;
+        require(rig_service_share(b, &token) == RIG_OK, "share: %s", rig_last_error());
+        require(send_value(importer, token), "the importer is gone");
+        for (uint64_t round = 1; round <= rounds; ++round) {
+          require(receive_value(importer, step, client_start_ms) && step == round - 1, "the importer is gone");
+          rig_point_t filled{};
+          require(rig_buffer_submit_fill(b, static_cast<uint8_t>(round), nullptr, 0, &filled) == RIG_OK,
+                  "submit: %s", rig_last_error());
+          require(send_value(importer, round), "the importer is gone");
+        }
+        require(receive_value(importer, step, client_start_ms), "the importer is gone");
+        rig_buffer_unref(b);
+        return 0;
+      },
+      {link.ends[0]});
+  pid_t importer = fork_client(
+      [&] {
+        int exporter_end = link.ends[1];
+        connect_service(rigd.socket);
+        rig_device_t *d = open_device("MEM:0@rigd");
+        uint64_t token = 0, round = 0;
+        require(receive_value(exporter_end, token, client_start_ms), "no token");
+        rig_buffer_t *b = nullptr;
+        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
+        require(send_value(exporter_end, 0), "the exporter is gone");
+        for (uint64_t expected = 1; expected <= rounds; ++expected) {
+          require(receive_value(exporter_end, round, client_start_ms) && round == expected, "the exporter is gone");
+          uint8_t byte = 0;
+          require(rig_buffer_blit_to_bytes(b, 0, &byte, 1, 0, 1) == RIG_OK, "blit: %s", rig_last_error());
+          require(byte == static_cast<uint8_t>(round), "round %llu: the importer read %u, before the fill of the "
+                  "exporter's submit that returned", static_cast<unsigned long long>(round), byte);
+          require(send_value(exporter_end, round), "the exporter is gone");
+        }
+        rig_buffer_unref(b);
+        return 0;
+      },
+      {link.ends[1]});
+  link.close_end(0);
+  link.close_end(1);
+  cr_assert(ended_cleanly(await_client(exporter, client_end_s)), "the exporter's checks passed");
+  cr_assert(ended_cleanly(await_client(importer, client_end_s)), "each copy followed the fill that came first");
+}
+
 namespace {
 
 // A client that rigd sees die in the middle of its work: it opens both of
