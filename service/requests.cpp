@@ -115,7 +115,8 @@ rig_status_t Requests::map_peer(const rig_proxy_entry &entry, rig_proxy_completi
   rig_status_t status = rig_buffer_borrow(on->device(), memory, &mapped);
   rig_buffer_unref(memory);
   // A borrow that cannot map answers RIG_OK and no buffer: handle 0.
-  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {holds.memory, on, nullptr});
+  // Work through the mapping of shared memory counts in its row.
+  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {holds.memory, on, holds.row});
   return status;
 }
 

@@ -152,7 +152,12 @@ bool ProxyDevice::queue_waits_on(const DriverDevice &other) const {
 Region ProxyDevice::map_peer(DriverDevice &, Region r) {
   rig_proxy_completion a = ask(RIG_PROXY_OP_MAP_PEER, region_of(r)->handle);
   if (a.status != RIG_OK || a.value == 0) return nullptr;
-  return new ProxyRegion{a.value, 0};
+  auto *mapped = new ProxyRegion{a.value, 0};
+  // A mapping of shared memory counts in its row, as rigd's does.
+  int64_t row = region_of(r)->row.load();
+  mapped->row.store(row);
+  if (row >= 0) link_->share_handle(a.value);
+  return mapped;
 }
 
 Region ProxyDevice::map_host(void *p, int64_t n) {
