@@ -47,7 +47,6 @@ class ServedDevices {
   ServedDevices &operator=(const ServedDevices &) = delete;
 
   size_t size() const noexcept { return devices_.size(); }
-  rig_device_t *device(size_t i) const noexcept { return devices_[i].get(); }
   const std::vector<rig_proxy_device_record> &records() const noexcept { return records_; }
   const Segment &segment() const noexcept { return *segment_; }
 

@@ -73,6 +73,17 @@ int await_client(pid_t pid, int timeout_s) {
 
 bool ended_cleanly(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
+void run_linked_pair(const std::function<int(int)> &first, const char *first_checks,
+                     const std::function<int(int)> &second, const char *second_checks) {
+  Channel link;
+  pid_t one = fork_client([&] { return first(link.ends[0]); }, {link.ends[0]});
+  pid_t two = fork_client([&] { return second(link.ends[1]); }, {link.ends[1]});
+  link.close_end(0);
+  link.close_end(1);
+  cr_assert(ended_cleanly(await_client(one, client_end_s)), "%s", first_checks);
+  cr_assert(ended_cleanly(await_client(two, client_end_s)), "%s", second_checks);
+}
+
 void require(bool condition, const char *format, ...) {
   if (condition) return;
   char why[512];

@@ -43,6 +43,12 @@ struct Channel {
   void close_end(int i);
 };
 
+// Runs two clients linked by a Channel, each body given its end, waits for
+// both and fails the test with first_checks or second_checks (what each
+// client's clean exit means) where one does not end cleanly.
+void run_linked_pair(const std::function<int(int)> &first, const char *first_checks,
+                     const std::function<int(int)> &second, const char *second_checks);
+
 // Sends v whole; false if the peer is gone.
 bool send_value(int fd, uint64_t v);
 // Reads a whole value within timeout_ms; false at end of file, on an error

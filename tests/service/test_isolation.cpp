@@ -101,41 +101,35 @@ Test(isolation, a_fault_in_one_clients_work_loses_its_proxy_alone, .timeout = 12
  * instance stays open for the import. */
 Test(isolation, an_import_outlives_its_exporter, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
-  Channel link;  // the exporter at end 0, the importer at end 1
-  pid_t exporter = fork_client(
-      [&] {
+  run_linked_pair(
+      [&](int exporter_link) {
         connect_service(rigd.socket);
         rig_buffer_t *b = create_buffer(open_device("SIM:0@rigd"), 64 << 10);
         write_pattern(b, 5);
         uint64_t token = 0;
         require(rig_service_share(b, &token) == RIG_OK, "share: %s", rig_last_error());
         uint64_t imported = 0;
-        require(send_value(link.ends[0], token) && receive_value(link.ends[0], imported, client_start_ms),
+        require(send_value(exporter_link, token) && receive_value(exporter_link, imported, client_start_ms),
                 "the importer is gone");
         return 0;  // goes, its memory shared
       },
-      {link.ends[0]});
-  pid_t importer = fork_client(
-      [&] {
+      "the exporter ended",
+      [&](int importer_link) {
         connect_service(rigd.socket);
         rig_device_t *d = open_device("SIM:0@rigd");
         uint64_t token = 0;
-        require(receive_value(link.ends[1], token, client_start_ms), "no token");
+        require(receive_value(importer_link, token, client_start_ms), "no token");
         rig_buffer_t *b = nullptr;
         require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
-        require(send_value(link.ends[1], 1), "the exporter is gone");
+        require(send_value(importer_link, 1), "the exporter is gone");
         // The exporter ends: its end of the link closes.
         uint64_t none;
-        require(!receive_value(link.ends[1], none, client_start_ms), "the exporter sent more");
+        require(!receive_value(importer_link, none, client_start_ms), "the exporter sent more");
         check_pattern(b, 5);
         write_pattern(b, 6);
         check_pattern(b, 6);
         return 0;
       },
-      {link.ends[1]});
-  link.close_end(0);
-  link.close_end(1);
-  cr_assert(ended_cleanly(await_client(exporter, client_end_s)), "the exporter ended");
-  cr_assert(ended_cleanly(await_client(importer, client_end_s)), "the import outlived its exporter");
+      "the import outlived its exporter");
   cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
 }
