@@ -1,5 +1,7 @@
 #include "device.hpp"
 
+#include "spin.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -205,9 +207,22 @@ void rig_device::check_hang(uint64_t word) {
   }
 }
 
+namespace {
+
+// The turns a wait spins on the word before the driver's sleep.
+constexpr unsigned kWaitSpins = 2048;
+
+}  // namespace
+
 void rig_device::wait(uint64_t value) {
   if (reached(value)) return;
   commit_to(value);
+  // A short wait ends in this spin: the reads of the word need no signal
+  // mask (ERR-06), whose two system calls the driver's sleep would cost.
+  for (unsigned turn = 0; turn < kWaitSpins; turn++) {
+    if (reached(value)) return;
+    rig::spin_turn(turn);
+  }
   for (;;) {
     uint64_t word = read_word();
     if (reached(value)) return;

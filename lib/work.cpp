@@ -125,6 +125,9 @@ uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t npart
         }
       } leave{d};
       d->drv->submit(w);
+      // A driver that commits every value (k = 1) committed this one: a
+      // wait for it calls no commit.
+      if (d->facts.commit_every == 1) d->committed.store(v, std::memory_order_release);
     } catch (const std::exception &e) {
       d->lose(e.what(), true);
     }

@@ -135,7 +135,7 @@ void Completions::run(Lane &lane) {
     Shown words = Shown::not_yet;
     for (unsigned turn = 0; reached && (words = shown(after)) == Shown::not_yet; turn++) {
       if (turn < spins_before_sleep)
-        rig::proxy::spin_turn(turn);
+        rig::spin_turn(turn);
       else
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     }

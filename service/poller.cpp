@@ -33,13 +33,13 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
     if (status == RingStatus::empty) {
       // The clock is read once every 64 polls: a poll costs nanoseconds.
       if (++empty_polls % 64 != 0) {
-        rig::proxy::spin_turn(empty_polls);
+        rig::spin_turn(empty_polls);
         continue;
       }
       auto now = std::chrono::steady_clock::now();
       if (fresh) last_entry = now, fresh = false;
       if (now - last_entry < spin_after_entry) {
-        rig::proxy::spin_turn(empty_polls);
+        rig::spin_turn(empty_polls);
         continue;
       }
       status = submissions.sleep(idle_sleep_ms);

@@ -14,8 +14,6 @@ namespace {
 
 // rig-remote-proxy.txt: RIG_LATER while more than this is in flight.
 constexpr uint64_t most_bytes_in_flight = uint64_t{64} << 20;
-// A wait reads the word this many times before it sleeps on it.
-constexpr int word_spins = 2000;
 // A sleeping wait looks at the link this often, so that rigd's death ends
 // it promptly.
 constexpr int64_t word_sleep_ms = 50;
@@ -270,12 +268,9 @@ uint64_t ProxyDevice::signaled() {
 
 void ProxyDevice::sleep(uint64_t seen, int64_t still_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(still_ms);
-  for (int spins = 0;; spins++) {
+  // rig spins on the word before it calls sleep (rig_device::wait).
+  for (;;) {
     if (word_value() != seen) return;
-    if (spins < word_spins) {
-      spin_turn(spins);
-      continue;
-    }
     if (word_failed()) throw Fault(failure());
     std::string why;
     if (link_->lost(&why)) throw Fault(why);

@@ -15,7 +15,6 @@
 #include "ring.hpp"
 
 #include <linux/futex.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,19 +61,6 @@ void wake_word(uint64_t *word, const uint32_t *sleepers) noexcept {
 void raise_word(uint64_t *word, uint64_t value, const uint32_t *sleepers) noexcept {
   std::atomic_ref<uint64_t>(*word).store(value, std::memory_order_seq_cst);
   wake_word(word, sleepers);
-}
-
-// A wait's first turns yield nothing: a round trip through rigd takes a
-// few microseconds, and a yield (a system call) costs about one.
-constexpr unsigned yield_free_turns = 512;
-
-void spin_turn(unsigned turn) noexcept {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-  if (turn >= yield_free_turns && turn % 64 == 63) sched_yield();
 }
 
 void futex_wake(uint32_t *word, int count) noexcept {

@@ -14,6 +14,7 @@
 // bytes that do not fit an entry.
 #pragma once
 
+#include "../../lib/spin.hpp"
 #include "protocol.h"
 
 #include <cstddef>
@@ -51,12 +52,6 @@ void raise_word(uint64_t *word, uint64_t value, const uint32_t *sleepers) noexce
 // Wakes the word's sleepers if *sleepers counts any, after a store of rigd's
 // that they must see (sequentially consistent).
 void wake_word(uint64_t *word, const uint32_t *sleepers) noexcept;
-
-// Turn number turn of a spin-wait: a pause for the core and, every 64th
-// turn past the first 512 (some 15 us), a yield of the CPU, so that where
-// threads outnumber cores the spinning ones let the one with work run,
-// while a short wait makes no system call.
-void spin_turn(unsigned turn) noexcept;
 
 // The counters of the producer's end.  Not thread-safe: one producer.
 // It takes up the ring where its header's counters stand (a breach if they
