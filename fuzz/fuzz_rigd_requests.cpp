@@ -203,7 +203,7 @@ bool Steps::next(rig_proxy_entry &e) {
     }
     case 2:
       e.opcode = RIG_PROXY_OP_OPEN;
-      e.device = in_.ConsumeIntegralInRange<uint32_t>(0, 1);
+      e.device = in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(served().size()));
       e.args[0] = in_.ConsumeBool() ? in_.ConsumeIntegralInRange<uint64_t>(0, 3) : in_.ConsumeIntegral<uint64_t>();
       break;
     case 3:
@@ -238,7 +238,7 @@ bool Steps::next(rig_proxy_entry &e) {
       break;
     case 9:
       e.opcode = RIG_PROXY_OP_ALLOCATED;
-      e.device = in_.ConsumeIntegralInRange<uint32_t>(0, 1);
+      e.device = in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(served().size()));
       break;
     default:
       e.opcode = RIG_PROXY_OP_NOP;
@@ -249,9 +249,9 @@ bool Steps::next(rig_proxy_entry &e) {
 }
 
 // A hand-over of the proxy's next value (or one near it), its payload
-// written into the arena: a few waits, a few copies and fills among the
-// client's handles at small offsets, and now and then a size that does not
-// match its counts.
+// written into the arena: a few waits, a few copies, fills and words parts
+// among the client's handles at small offsets, and now and then a size
+// that does not match its counts.
 void Steps::hand_over(rig_proxy_entry &e) {
   e.opcode = RIG_PROXY_OP_HANDOVER;
   e.device = proxy();
@@ -264,7 +264,22 @@ void Steps::hand_over(rig_proxy_entry &e) {
     w.value = last - std::min(last, in_.ConsumeIntegralInRange<uint64_t>(0, 2)) + in_.ConsumeBool();
   }
   std::vector<rig_proxy_part> parts(in_.ConsumeIntegralInRange<size_t>(0, 3));
-  for (rig_proxy_part &p : parts) {
+  for (size_t i = 0; i < parts.size(); i++) {
+    rig_proxy_part &p = parts[i];
+    // A words part is followed by up to its count of writes (fewer where
+    // the parts end first), each 8 bytes at a multiple of 8 most often.
+    if (in_.ConsumeIntegralInRange<int>(0, 3) == 0) {
+      p.kind = RIG_PROXY_PART_WORDS;
+      p.rows = in_.ConsumeIntegralInRange<uint64_t>(0, 2);
+      for (size_t j = i + 1; j < parts.size() && j <= i + p.rows; j++) {
+        parts[j].kind = RIG_PROXY_PART_WORD;
+        parts[j].dst = pick(model_.held);
+        parts[j].dst_offset = small() & (in_.ConsumeBool() ? ~uint64_t{7} : ~uint64_t{0});
+        parts[j].word = in_.ConsumeIntegral<uint64_t>();
+      }
+      i += p.rows;
+      continue;
+    }
     p.kind = in_.ConsumeBool() ? RIG_PROXY_PART_COPY : RIG_PROXY_PART_FILL;
     p.dst = pick(model_.held);
     p.dst_offset = small();

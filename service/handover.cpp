@@ -82,8 +82,51 @@ void HeldParts::add_row(std::shared_ptr<SharedRow> row) {
   if (row && std::find(rows_.begin(), rows_.end(), row) == rows_.end()) rows_.push_back(std::move(row));
 }
 
-bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held) {
-  for (const rig_proxy_part &p : parts) {
+namespace {
+
+// A words part's WORDS: its writes follow (rows of them), in the parts left.
+bool words_fit(const rig_proxy_part &p, size_t parts_left) {
+  return p.value == 0 && p.src == 0 && p.src_offset == 0 && p.dst == 0 && p.dst_offset == 0 && p.width == 0 &&
+         p.src_pitch == 0 && p.dst_pitch == 0 && p.rows <= parts_left;
+}
+
+// A write of a words part: 8 bytes of dst, on a multiple of 8.
+bool write_fits(const rig_proxy_part &p, rig_buffer_t *dst) {
+  auto size = static_cast<uint64_t>(rig_buffer_bytes(dst));
+  return p.kind == RIG_PROXY_PART_WORD && p.value == 0 && p.src_offset == 0 && p.width == 0 && p.rows == 0 &&
+         p.src_pitch == 0 && p.dst_pitch == 0 && p.dst_offset % 8 == 0 && size >= 8 && p.dst_offset <= size - 8;
+}
+
+// Holds the words part at parts[i] and its writes; false if it does not fit.
+bool hold_words(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, size_t i, HeldParts &held) {
+  const rig_proxy_part &words = parts[i];
+  held.add({words, nullptr, nullptr});
+  if (!words_fit(words, parts.size() - i - 1)) return false;
+  for (size_t j = i + 1; j <= i + words.rows; j++) {
+    std::shared_ptr<SharedRow> row;
+    rig_buffer_t *dst = objects.get(parts[j].dst, &row);
+    held.add_row(std::move(row));
+    bool fits = dst && write_fits(parts[j], dst);
+    held.add({parts[j], nullptr, fits ? dst : nullptr});
+    if (!fits) {
+      rig_buffer_unref(dst);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, bool words,
+                HeldParts &held) {
+  for (size_t i = 0; i < parts.size(); i++) {
+    const rig_proxy_part &p = parts[i];
+    if (p.kind == RIG_PROXY_PART_WORDS && words) {
+      if (!hold_words(objects, parts, i, held)) return false;
+      i += p.rows;
+      continue;
+    }
     if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL) return false;
     std::shared_ptr<SharedRow> src_row, dst_row;
     rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src, &src_row) : nullptr;
@@ -103,18 +146,71 @@ bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> 
   return true;
 }
 
-rig_status_t submit_parts(const HeldParts &held, const std::vector<rig_point_t> &waits,
+namespace {
+
+// Submits the words part held at parts[i] and its writes on device, after
+// waits; *done is its point.
+rig_status_t submit_words(const std::vector<HeldPart> &parts, size_t i, rig_device_t *device,
+                          const std::vector<rig_point_t> &waits, rig_point_t *done) {
+  size_t n = parts[i].part.rows;
+  std::vector<rig_word_write_t> writes(n);
+  // Each write's buffer on device: a host arena of the client's is borrowed
+  // onto it (the host's work device maps host memory).
+  std::vector<rig_buffer_t *> buffers(n, nullptr);
+  rig_status_t status = RIG_OK;
+  for (size_t j = 0; j < n && status == RIG_OK; j++) {
+    const HeldPart &write = parts[i + 1 + j];
+    writes[j] = {{static_cast<uint32_t>(j), nullptr}, static_cast<int64_t>(write.part.dst_offset), write.part.word};
+    status = rig_buffer_borrow(device, write.dst, &buffers[j]);
+    if (status == RIG_OK && !buffers[j]) status = RIG_EINVAL;
+  }
+  rig_part_t part{};
+  part.kind = RIG_WORDS;
+  part.u.words = {writes.data(), n};
+  rig_submission_t *submission = nullptr;
+  rig_run_t *run = nullptr;
+  if (status == RIG_OK) status = rig_submission_make(device, &part, 1, nullptr, &submission);
+  if (status == RIG_OK) status = rig_submission_take(submission, &run);
+  if (status == RIG_OK) status = rig_submit(run, buffers.data(), n, waits.data(), waits.size(), done);
+  rig_submission_unref(submission);
+  for (rig_buffer_t *b : buffers) rig_buffer_unref(b);
+  return status;
+}
+
+}  // namespace
+
+rig_status_t submit_parts(const HeldParts &held, rig_device_t *device, const std::vector<rig_point_t> &waits,
                           std::vector<rig_point_t> &points) {
-  for (const HeldPart &h : held.parts()) {
+  // Parts follow the waits; a words part follows every earlier part too,
+  // and every later part follows it: from the first words part on, parts
+  // wait for after, the waits and the points so far (in after up to folded).
+  const std::vector<rig_point_t> *follow = &waits;
+  std::vector<rig_point_t> after;
+  size_t folded = 0;
+  const std::vector<HeldPart> &parts = held.parts();
+  for (size_t i = 0; i < parts.size(); i++) {
+    const HeldPart &h = parts[i];
     const rig_proxy_part &p = h.part;
     rig_point_t done;
     rig_status_t status;
+    if (p.kind == RIG_PROXY_PART_WORDS) {
+      if (follow != &after) after = waits;
+      follow = &after;
+      after.insert(after.end(), points.begin() + static_cast<ptrdiff_t>(folded), points.end());
+      status = submit_words(parts, i, device, after, &done);
+      if (status != RIG_OK) return status;
+      points.push_back(done);
+      folded = points.size();
+      after.push_back(done);
+      i += p.rows;
+      continue;
+    }
     if (p.kind == RIG_PROXY_PART_COPY) {
       rig_box_t box{0, 0, static_cast<int64_t>(p.width), static_cast<int64_t>(p.rows),
                     static_cast<int64_t>(p.src_pitch), static_cast<int64_t>(p.dst_pitch)};
-      status = rig_buffer_submit_copy(h.src, h.dst, &box, 1, waits.data(), waits.size(), &done);
+      status = rig_buffer_submit_copy(h.src, h.dst, &box, 1, follow->data(), follow->size(), &done);
     } else {
-      status = rig_buffer_submit_fill(h.dst, static_cast<uint8_t>(p.value), waits.data(), waits.size(), &done);
+      status = rig_buffer_submit_fill(h.dst, static_cast<uint8_t>(p.value), follow->data(), follow->size(), &done);
     }
     if (status != RIG_OK) return status;
     points.push_back(done);

@@ -26,7 +26,8 @@ struct Handover {
 bool read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes, Handover &h);
 
 // A part with views of the bytes it spans on each side, each a reference
-// of its own: what the part reads (NULL for a fill) and what it writes.
+// of its own: what the part reads (NULL for a fill and words) and what it
+// writes (NULL for a words part's WORDS; a write's whole buffer).
 struct HeldPart {
   rig_proxy_part part;
   rig_buffer_t *src;
@@ -53,16 +54,22 @@ class HeldParts {
   std::vector<std::shared_ptr<SharedRow>> rows_;
 };
 
-// Views of the bytes each part spans, into held; false if a part is of no
-// known kind, names a handle objects does not hold, reaches bytes outside
-// its buffer (its rows overflow or pass the buffer's end), or is a copy
-// whose sides share a byte (one memory behind two handles, a borrow of the
-// other side).  A hand-over that holds is one rig takes as it is.
-bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, HeldParts &held);
+// Views of the bytes each part spans, into held, and for a words part's
+// writes (only where words is true: a proxy of the machine's host) their
+// buffers; false if a part is of no known kind, names a handle objects
+// does not hold, reaches bytes outside its buffer (its rows overflow or
+// pass the buffer's end), is a copy whose sides share a byte (one memory
+// behind two handles, a borrow of the other side), or is a words part
+// whose writes do not follow it, each 8 bytes on a multiple of 8 of its
+// buffer.  A hand-over that holds is one rig takes as it is.
+bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, bool words,
+                HeldParts &held);
 
 // Submits each held part, in order, after waits, its point appended to
-// points; stops at the first that fails and answers its status.
-rig_status_t submit_parts(const HeldParts &held, const std::vector<rig_point_t> &waits,
+// points: copies and fills as rig places them, words parts on device,
+// each after every earlier part and before every later one (rig's order
+// of a words part).  Stops at the first that fails and answers its status.
+rig_status_t submit_parts(const HeldParts &held, rig_device_t *device, const std::vector<rig_point_t> &waits,
                           std::vector<rig_point_t> &points);
 
 }  // namespace rigd

@@ -147,14 +147,15 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
     if (w.reserved != 0 || w.proxy >= proxies_.size() || w.value > proxies_[w.proxy].handed) return RIG_EINVAL;
     completions_.pending(w.proxy, w.value, waits_);
   }
-  if (!hold_parts(objects_, work_.parts, held_)) return RIG_EINVAL;
+  bool words = served_.records()[p.device].flags & RIG_PROXY_DEVICE_HOST;
+  if (!hold_parts(objects_, work_.parts, words, held_)) return RIG_EINVAL;
   // From here the value is the proxy's: work that fails to start fails it.
   p.handed = entry.args[0];
   // Taken: other clients' waits on the shared memory it names wait for it.
   touched_.clear();
   for (const std::shared_ptr<SharedRow> &row : held_.rows()) touched_.push_back({row, row->take()});
   points_.clear();
-  rig_status_t status = submit_parts(held_, waits_, points_);
+  rig_status_t status = submit_parts(held_, p.instance->device(), waits_, points_);
   // A value that failed to start marks the word lost first, so that its
   // started parts, once done, do not raise it.
   if (status != RIG_OK) {

@@ -9,6 +9,11 @@ namespace rigd {
 
 namespace {
 
+// The device that runs the work of the machine's host's proxies (CPU):
+// rig's host runs only launches (HOST-04), and a memory device runs copies,
+// fills and words on this host, before its submit returns.
+constexpr const char *host_work_device = "MEM:host";
+
 // Devices that stand for GPUs in tests, or are rigd's own host: served
 // only when named.
 bool served_by_default(const std::string &name) {
@@ -43,6 +48,7 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
   bool named = !names.empty();
   std::vector<std::string> opening = named ? names : default_names();
   for (const auto &name : opening) {
+    if (name == "CPU") continue;  // served below, as every machine has a host
     rig_device_t *d = nullptr;
     if (rig_open(name.c_str(), nullptr, &d) == RIG_OK) {
       devices_.emplace_back(d);
@@ -56,14 +62,20 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
       if (rig_open(name, nullptr, &d) == RIG_OK) devices_.emplace_back(d);
     }
   }
+  rig_device_t *host = nullptr;
+  if (rig_open(host_work_device, nullptr, &host) != RIG_OK)
+    throw std::runtime_error(std::string("cannot open the host's work device: ") + rig_last_error());
+  devices_.emplace_back(host);
   for (const auto &owned : devices_) {
     rig_device_t *d = owned.get();
+    bool is_host = d == host;
     rig_proxy_device_record r{};
-    copy_text(r.name, rig_device_name(d));
-    copy_text(r.arch, rig_device_arch(d));
-    r.budget = rig_budget(d);
+    copy_text(r.name, is_host ? "CPU" : rig_device_name(d));
+    copy_text(r.arch, rig_device_arch(is_host ? rig_host() : d));
+    r.budget = rig_budget(is_host ? rig_host() : d);
     r.cache_bytes = rig_device_cache_bytes(d);
     r.alignment = rig_device_alignment(d);
+    r.flags = is_host ? RIG_PROXY_DEVICE_HOST : 0;
     records_.push_back(r);
   }
   for (size_t i = 0; i < devices_.size(); ++i)
@@ -92,7 +104,7 @@ void ServedDevices::free_caches() const noexcept {
 
 std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::string &tag,
                                                       const std::string &config) const {
-  std::string name = std::string(records_[i].name) + "~" + tag;
+  std::string name = std::string(rig_device_name(devices_[i].get())) + "~" + tag;
   rig_open_options_t options{sizeof options, config.c_str()};
   rig_device_t *d = nullptr;
   if (rig_open(name.c_str(), &options, &d) != RIG_OK) return nullptr;

@@ -40,8 +40,10 @@ class ServedDevices {
  public:
   // Opens the devices named, or by default every device of the host's
   // drivers that opens but the host, memory and sim devices, and MEM:0 and
-  // MEM:1 where none does.  Throws std::runtime_error with rig's reason if
-  // a named device does not open.
+  // MEM:1 where none does; then, last and always, the machine's host,
+  // served as CPU, whose work runs on a memory device of rigd's (MEM:host)
+  // since rig's host runs launches only.  Throws std::runtime_error with
+  // rig's reason if a named device does not open.
   explicit ServedDevices(const std::vector<std::string> &names);
   ServedDevices(const ServedDevices &) = delete;
   ServedDevices &operator=(const ServedDevices &) = delete;

@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 4u
+#define RIG_PROXY_VERSION 5u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -131,16 +131,25 @@ struct rig_proxy_wait {
 
 enum rig_proxy_part_kind {
   RIG_PROXY_PART_COPY = 1, /* rows of width bytes from src to dst */
-  RIG_PROXY_PART_FILL = 2  /* width * rows bytes of dst, packed, set to value */
+  RIG_PROXY_PART_FILL = 2, /* width * rows bytes of dst, packed, set to value */
+  RIG_PROXY_PART_WORDS = 3, /* a words part (rig's RIG_WORDS), only on a proxy
+                               of the machine's host: its rows writes follow */
+  RIG_PROXY_PART_WORD = 4   /* a write of a words part: word into the 8 bytes
+                               at dst_offset of dst */
 };
 
 /* One part: src and dst are handles, offsets are from the start of their
  * memory; rows rows of width bytes, each pitch bytes after the last on its
- * side.  A fill uses dst, dst_offset, width and rows (pitches are width). */
+ * side.  A fill uses dst, dst_offset, width and rows (pitches are width).
+ * A words part of n writes is a WORDS part with rows n, then n WORD parts,
+ * each with dst, dst_offset and word.  Fields a kind does not use are zero. */
 struct rig_proxy_part {
   uint32_t kind;  /* enum rig_proxy_part_kind */
-  uint32_t value; /* a fill's byte; zero for a copy */
-  uint64_t src;
+  uint32_t value; /* a fill's byte */
+  union {
+    uint64_t src;  /* COPY: the handle it reads */
+    uint64_t word; /* WORD: the 64 bits it writes */
+  };
   uint64_t src_offset;
   uint64_t dst;
   uint64_t dst_offset;
@@ -230,6 +239,13 @@ struct rig_proxy_device_record {
   int64_t alignment;               /* its rig_device_alignment */
   uint64_t reaches;                /* bit j set where it maps device j's Device
                                       memory (rig_reaches), for j < 64 */
+  uint32_t flags;                  /* enum rig_proxy_device_flag */
+  uint32_t reserved;               /* zero */
+};
+
+enum rig_proxy_device_flag {
+  /* The machine's host (named CPU): its proxies also run words parts. */
+  RIG_PROXY_DEVICE_HOST = 1
 };
 
 /* The device segment: the served devices' progress words, in the order of

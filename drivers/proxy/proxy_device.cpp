@@ -179,13 +179,32 @@ void ProxyDevice::retire_done() {
   }
 }
 
+namespace {
+
+// The parts of the protocol a part takes: a words part's WORDS, then a
+// WORD per write.
+uint64_t protocol_parts(const rig_edge_part_t &part) {
+  return part.kind == RIG_PART_WORDS ? 1 + uint64_t{part.u.words.count} : 1;
+}
+
+}  // namespace
+
+bool ProxyDevice::is_host() const noexcept {
+  return (link_->devices()[served_].flags & RIG_PROXY_DEVICE_HOST) != 0;
+}
+
 rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
-  // A proxy runs copies and fills (rigd's addition to the spec's copies).
-  for (uint32_t i = 0; i < w.part_count; i++)
-    if (w.parts[i].kind != RIG_PART_COPY && w.parts[i].kind != RIG_PART_FILL) return RIG_NEVER;
+  // A proxy runs copies and fills (rigd's addition to the spec's copies),
+  // and the machine's host's also runs words (PROXY-41).
+  uint64_t parts = 0;
+  for (uint32_t i = 0; i < w.part_count; i++) {
+    rig_edge_part_kind_t kind = w.parts[i].kind;
+    if (kind != RIG_PART_COPY && kind != RIG_PART_FILL && !(kind == RIG_PART_WORDS && is_host())) return RIG_NEVER;
+    parts += protocol_parts(w.parts[i]);
+  }
   uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.wait_count} * sizeof(rig_proxy_wait) +
-                     uint64_t{w.part_count} * sizeof(rig_proxy_part);
-  if (payload > link_->payload_bytes()) return RIG_NEVER;
+                     parts * sizeof(rig_proxy_part);
+  if (parts > UINT32_MAX || payload > link_->payload_bytes()) return RIG_NEVER;
   std::lock_guard g(flight_mu_);
   retire_done();
   return flight_bytes_ > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
@@ -205,9 +224,11 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
   // rig calls submit for one proxy one at a time: the payload's memory is
   // reused, and a warm submit allocates nothing.
   std::vector<std::byte> &payload = payload_;
+  uint64_t part_count = 0;
+  for (uint32_t i = 0; i < w.part_count; i++) part_count += protocol_parts(w.parts[i]);
   payload.resize(sizeof(rig_proxy_handover) + w.wait_count * sizeof(rig_proxy_wait) +
-                 w.part_count * sizeof(rig_proxy_part));
-  rig_proxy_handover header{w.wait_count, w.part_count};
+                 part_count * sizeof(rig_proxy_part));
+  rig_proxy_handover header{w.wait_count, static_cast<uint32_t>(part_count)};
   std::memcpy(payload.data(), &header, sizeof header);
   // Each wait names the word of a proxy of this connection (queue_waits_on),
   // which rigd knows by the proxy's index.
@@ -218,24 +239,45 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
   }
   uint64_t bytes = 0;
   bool shared = false;
+  auto add = [&](const rig_proxy_part &p) {
+    shared = shared || link_->shares(p.dst);
+    std::memcpy(at, &p, sizeof p);
+    at += sizeof p;
+  };
   for (uint32_t i = 0; i < w.part_count; i++) {
     const rig_edge_part_t &part = w.parts[i];
     rig_proxy_part p{};
+    if (part.kind == RIG_PART_WORDS) {
+      p.kind = RIG_PROXY_PART_WORDS;
+      p.rows = part.u.words.count;
+      add(p);
+      for (uint32_t j = 0; j < part.u.words.count; j++) {
+        const rig_edge_word_write_t &write = part.u.words.writes[j];
+        auto [dst, dst_offset] = side_of(write.dst);
+        rig_proxy_part word{};
+        word.kind = RIG_PROXY_PART_WORD;
+        word.word = write.value;
+        word.dst = dst;
+        word.dst_offset = dst_offset;
+        add(word);
+        bytes += sizeof write.value;
+      }
+      continue;
+    }
     if (part.kind == RIG_PART_COPY) {
       const rig_edge_copy_t &c = part.u.copy;
       auto [src, src_offset] = side_of(c.src);
       auto [dst, dst_offset] = side_of(c.dst);
-      p = {RIG_PROXY_PART_COPY, 0, src, src_offset, dst, dst_offset, c.width, c.rows, c.src_pitch, c.dst_pitch};
+      p = {RIG_PROXY_PART_COPY, 0, {src}, src_offset, dst, dst_offset, c.width, c.rows, c.src_pitch, c.dst_pitch};
       bytes += c.width * c.rows;
       shared = shared || link_->shares(src);
     } else {
       const rig_edge_fill_t &f = part.u.fill;
       auto [dst, dst_offset] = side_of(f.dst);
-      p = {RIG_PROXY_PART_FILL, f.value, 0, 0, dst, dst_offset, f.bytes, 1, 0, f.bytes};
+      p = {RIG_PROXY_PART_FILL, f.value, {0}, 0, dst, dst_offset, f.bytes, 1, 0, f.bytes};
       bytes += f.bytes;
     }
-    shared = shared || link_->shares(p.dst);
-    std::memcpy(at + i * sizeof p, &p, sizeof p);
+    add(p);
   }
   rig_proxy_entry e{};
   e.opcode = RIG_PROXY_OP_HANDOVER;

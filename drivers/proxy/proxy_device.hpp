@@ -74,6 +74,9 @@ class ProxyDevice : public DriverDevice {
   Region alloc_pinned(int64_t n);
   uint64_t word_value() const noexcept;
   bool word_failed() const noexcept;
+  // Whether the served device is the machine's host, whose proxies also
+  // run words parts.
+  bool is_host() const noexcept;
   // Forgets in-flight values the word has passed; with flight_mu_ held.
   void retire_done();
 

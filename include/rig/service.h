@@ -5,7 +5,13 @@
  * process maps, so waits read memory and make no round trip.
  *
  * Proxies run copies and fills; their memory is rigd's, which the process
- * reaches through copies (rig_buffer_host is NULL for it).  rigd runs the
+ * reaches through copies (rig_buffer_host is NULL for it).  rigd always
+ * serves its machine's host too, as CPU ("CPU@rigd"), whose proxies also
+ * run words parts (RIG_WORDS), each write in order, after every earlier
+ * part and the points the submit waits for; a proxy of any other device
+ * answers RIG_EINVAL for words ("no such work").  The host's proxies run
+ * their work on a memory device of rigd's host, since rig's host runs
+ * launches only.  rigd runs the
  * process's work on instances of the served devices of its own (rig_open's
  * NAME~TAG), opened with the config of the process's rig_open of
  * NAME@rigd: a fault in that work loses this process's proxies, with the

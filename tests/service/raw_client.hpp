@@ -228,7 +228,25 @@ struct Client {
 };
 
 inline rig_proxy_part copy(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset, uint64_t bytes) {
-  return {RIG_PROXY_PART_COPY, 0, src, src_offset, dst, dst_offset, bytes, 1, bytes, bytes};
+  return {RIG_PROXY_PART_COPY, 0, {src}, src_offset, dst, dst_offset, bytes, 1, bytes, bytes};
+}
+
+// A words part of count writes: the WORD parts that follow it.
+inline rig_proxy_part words(uint64_t count) {
+  rig_proxy_part p{};
+  p.kind = RIG_PROXY_PART_WORDS;
+  p.rows = count;
+  return p;
+}
+
+// A write of a words part: value into the 8 bytes at offset of dst.
+inline rig_proxy_part word(uint64_t dst, uint64_t offset, uint64_t value) {
+  rig_proxy_part p{};
+  p.kind = RIG_PROXY_PART_WORD;
+  p.word = value;
+  p.dst = dst;
+  p.dst_offset = offset;
+  return p;
 }
 
 }  // namespace raw

@@ -429,8 +429,8 @@ Test(hostile, malformed_parts_answer_einval_and_change_nothing, .timeout = 60) {
   uint64_t h = client.alloc(sim, 4096).value, other = client.alloc(sim, 4096).value;
   cr_assert(h != 0 && other != 0);
   constexpr uint64_t huge = uint64_t{1} << 62;
-  const rig_proxy_part fill = {RIG_PROXY_PART_FILL, 7, 0, 0, h, 0, 16, 1, 0, 16};
-  const rig_proxy_part copy = {RIG_PROXY_PART_COPY, 0, h, 0, other, 0, 16, 1, 16, 16};
+  const rig_proxy_part fill = {RIG_PROXY_PART_FILL, 7, {0}, 0, h, 0, 16, 1, 0, 16};
+  const rig_proxy_part copy = {RIG_PROXY_PART_COPY, 0, {h}, 0, other, 0, 16, 1, 16, 16};
   struct Case {
     const char *what;
     rig_proxy_part part;

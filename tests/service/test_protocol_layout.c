@@ -29,6 +29,7 @@ Test(protocol_layout, entries_and_completions) {
   cr_assert_eq(offsetof(struct rig_proxy_completion, value), 16);
   cr_assert_eq(sizeof(struct rig_proxy_wait), 16);
   cr_assert_eq(sizeof(struct rig_proxy_part), 72);
+  cr_assert_eq(offsetof(struct rig_proxy_part, word), offsetof(struct rig_proxy_part, src));
   cr_assert_eq(sizeof(struct rig_proxy_word), 2 * RIG_PROXY_CACHE_LINE);
   cr_assert_eq(offsetof(struct rig_proxy_word, why), 16);
 }
@@ -36,7 +37,7 @@ Test(protocol_layout, entries_and_completions) {
 Test(protocol_layout, messages_have_no_padding) {
   cr_assert_eq(sizeof(struct rig_proxy_hello), 8);
   cr_assert_eq(sizeof(struct rig_proxy_welcome), 16 + RIG_PROXY_WHY_BYTES);
-  cr_assert_eq(sizeof(struct rig_proxy_device_record), 2 * RIG_PROXY_NAME_BYTES + 32);
+  cr_assert_eq(sizeof(struct rig_proxy_device_record), 2 * RIG_PROXY_NAME_BYTES + 40);
   cr_assert_eq(sizeof(struct rig_proxy_arena_request), 16);
   cr_assert_eq(sizeof(struct rig_proxy_arena_reply), 16);
   cr_assert_eq(sizeof(struct rig_proxy_ring_segment), 80);

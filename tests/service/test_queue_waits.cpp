@@ -9,6 +9,8 @@
  * earlier value runs on.  Room: a proxy with nothing in flight takes any
  * submission, and one with more than 64 MiB in flight answers RIG_LATER, so
  * rig waits for its next value before it submits (PROXY-43, PROXY-44).
+ * Words: a proxy of the machine's host (CPU@rigd) runs them after what they
+ * wait for, and any other proxy refuses them (PROXY-39, PROXY-41).
  *
  * rigd's sim devices run slowly (RIG_SIM's latency_us), so that the tests
  * see work still running. */
@@ -122,6 +124,40 @@ Test(queue_waits, more_than_64_mib_in_flight_waits_for_the_next_value, .timeout 
   rig_buffer_unref(a);
   rig_buffer_unref(b);
   rig_buffer_unref(small);
+}
+
+Test(queue_waits, the_machines_host_runs_words_after_what_they_wait_for, .timeout = 60) {
+  /* PROXY-41's other side: the machine's host (CPU@rigd) runs words parts.
+   * PROXY-39: they run after the values they wait for, here a slow sim's
+   * fill; and in rig's order, each write after the one before. */
+  RigdProcess rigd = slow_rigd("SIM:0", "100000");
+  rig_device_t *sim = open_proxy("SIM:0@rigd"), *cpu = open_proxy("CPU@rigd");
+  rig_buffer_t *s = create(sim, 4096);
+  rig_point_t slow = fill(s, 5);
+  rig_buffer_t *on_cpu = create(cpu, 64);
+  rig_word_write_t writes[] = {{{0, nullptr}, 0, 0xfeed}, {{0, nullptr}, 8, 1}, {{0, nullptr}, 8, 2}};
+  rig_part_t words{};
+  words.kind = RIG_WORDS;
+  words.u.words.writes = writes;
+  words.u.words.count = 3;
+  rig_submission_t *submission = nullptr;
+  cr_assert(rig_submission_make(cpu, &words, 1, nullptr, &submission) == RIG_OK, "%s", rig_last_error());
+  rig_run_t *run = nullptr;
+  cr_assert(rig_submission_take(submission, &run) == RIG_OK, "%s", rig_last_error());
+  rig_point_t written;
+  cr_assert(rig_submit(run, &on_cpu, 1, &slow, 1, &written) == RIG_OK, "%s", rig_last_error());
+  bool words_done = reached(written), fill_done = reached(slow);
+  cr_expect(!words_done || fill_done, "PROXY-39: the words ran before the fill they wait for");
+  cr_expect(!fill_done, "the sim's fill (100 ms) was done before the words were handed over");
+  cr_assert(rig_point_wait(written) == RIG_OK, "%s", rig_last_error());
+  cr_expect(reached(slow), "PROXY-39: the words ran before the fill they wait for");
+  uint64_t seen[2] = {0, 0};
+  cr_assert(rig_buffer_blit_to_bytes(on_cpu, 0, seen, sizeof seen, 0, sizeof seen) == RIG_OK, "%s", rig_last_error());
+  cr_expect(seen[0] == 0xfeed && seen[1] == 2, "the words, in order: %#lx %#lx", static_cast<unsigned long>(seen[0]),
+            static_cast<unsigned long>(seen[1]));
+  rig_submission_unref(submission);
+  rig_buffer_unref(on_cpu);
+  rig_buffer_unref(s);
 }
 
 Test(queue_waits, a_proxy_refuses_words, .timeout = 60) {

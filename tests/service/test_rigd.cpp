@@ -4,7 +4,7 @@
  *
  * No rule ID: rigd's admission, handshake and segments are the design's
  * (DESIGN.md "The per-host service").  Asserts: the handshake lists the
- * served devices and passes the device, completion and ring segments, the
+ * served devices, the machine's host (CPU) last, and passes the device, completion and ring segments, the
  * first two sealed against writable mappings and all against resizing; a
  * NOP request completes through the rings; a malformed entry gets an error
  * completion and the session goes on; a client that breaks the rings'
@@ -89,9 +89,12 @@ bool ended_cleanly(int status) { return WIFEXITED(status) && WEXITSTATUS(status)
 Test(rigd, handshake_lists_devices_and_passes_sealed_segments, .timeout = 60) {
   RigdProcess rigd = start_rigd(served);
   ServiceConnection c = connect_to_rigd(rigd.socket);
-  cr_assert(c.devices.size() == 2);
+  cr_assert(c.devices.size() == 3, "the devices named, then the machine's host");
   cr_assert(std::string(c.devices[0].name) == "SIM:0" && std::string(c.devices[1].name) == "MEM:0");
   cr_assert(std::string(c.devices[1].arch) == "memory");
+  cr_assert(c.devices[0].flags == 0 && c.devices[1].flags == 0);
+  cr_assert(std::string(c.devices[2].name) == "CPU" && c.devices[2].flags == RIG_PROXY_DEVICE_HOST);
+  cr_assert(std::string(c.devices[2].arch) != "memory", "the host's arch, not its work device's");
 
   for (int fd : {c.device_segment.get(), c.completion_segment.get()}) {
     cr_assert(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED,
@@ -107,7 +110,7 @@ Test(rigd, handshake_lists_devices_and_passes_sealed_segments, .timeout = 60) {
   rig_proxy_device_segment header;
   std::memcpy(&header, devices, sizeof header);
   munmap(devices, 4096);
-  cr_assert(header.segment.magic == RIG_PROXY_MAGIC_DEVICES && header.device_count == 2);
+  cr_assert(header.segment.magic == RIG_PROXY_MAGIC_DEVICES && header.device_count == 3);
 
   MappedRings mapped(c);
   auto submissions = mapped.rings().submission_producer();
@@ -145,7 +148,7 @@ Test(rigd, ring_breach_disconnects_the_client, .timeout = 60) {
   char byte;
   cr_assert(recv(c.socket.get(), &byte, 1, 0) == 0, "rigd closes the connection");
   ServiceConnection other = connect_to_rigd(rigd.socket);
-  cr_assert(other.devices.size() == 2, "rigd serves other clients on");
+  cr_assert(other.devices.size() == 3, "rigd serves other clients on");
   cr_assert(ended_cleanly(stop_rigd(rigd)));
 }
 
@@ -186,7 +189,7 @@ Test(rigd, socket_activation_serves_the_passed_socket, .timeout = 60) {
   // rigd is given that path too, but serves the socket passed it.
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"}, listening, directory);
   ServiceConnection c = connect_to_rigd(path);
-  cr_assert(c.devices.size() == 1);
+  cr_assert(c.devices.size() == 2);
   cr_assert(ended_cleanly(stop_rigd(rigd)));
   cr_assert(access(path.c_str(), F_OK) == 0, "an activated socket is systemd's to remove");
   close(listening);

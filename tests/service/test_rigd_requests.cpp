@@ -112,6 +112,59 @@ Test(rigd_requests, bad_hand_overs_answer_einval_and_lose_their_proxy, .timeout 
             "a freed handle names nothing");
 }
 
+/* PROXY-41 (words run only on a proxy of the machine's host: rigd serves
+ * its host as CPU, last, and refuses words on any other proxy), and rig's
+ * order of a words part (its writes in order, after every earlier part,
+ * and every later part after it).  The trust rules for words: a words part
+ * whose writes do not follow it, a write outside its buffer or off a
+ * multiple of 8, or a write outside a words part, is refused. */
+Test(rigd_requests, words_run_on_the_machines_host_only, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  Client client(rigd.socket);
+  uint32_t cpu_device = 1;
+  uint64_t cpu = client.open(cpu_device);
+  rig_proxy_completion a = client.alloc(static_cast<uint32_t>(cpu), 64);
+  cr_assert(a.status == rig_ok);
+  std::byte *arena;
+  uint64_t host = client.arena(&arena);
+  std::memset(arena, 0xee, 64);
+  // Value 1 fills a, writes two words over the fill (the second write of
+  // the 8 bytes at 8 wins), then copies a to the arena after the words.
+  rig_proxy_part fill{RIG_PROXY_PART_FILL, 0x11, {0}, 0, a.value, 0, 64, 1, 0, 64};
+  cr_assert(client
+                .hand_over(cpu, 1, {},
+                           {fill, words(3), word(a.value, 0, 0x0102030405060708), word(a.value, 8, 1),
+                            word(a.value, 8, 2), copy(a.value, 0, host, 0, 64)})
+                .status == rig_ok);
+  client.wait_for(cpu, 1);
+  uint64_t first, second;
+  std::memcpy(&first, arena, 8);
+  std::memcpy(&second, arena + 8, 8);
+  cr_assert(first == 0x0102030405060708 && second == 2, "the words after the fill, in order: %#lx %#lx",
+            static_cast<unsigned long>(first), static_cast<unsigned long>(second));
+  cr_assert(arena[16] == std::byte{0x11} && arena[63] == std::byte{0x11}, "the fill ran first");
+
+  auto refused = [&](const char *what, uint32_t device, const std::vector<rig_proxy_part> &parts) {
+    uint64_t proxy = client.open(device);
+    rig_proxy_completion b = client.alloc(static_cast<uint32_t>(proxy), 64);
+    std::vector<rig_proxy_part> named = parts;
+    for (rig_proxy_part &p : named)
+      if (p.kind == RIG_PROXY_PART_WORD) p.dst = b.value;
+    cr_assert(client.hand_over(proxy, 1, {}, named).status == rig_einval, "RIG_EINVAL for %s", what);
+  };
+  refused("words on a proxy of MEM:0 (PROXY-41)", 0, {words(1), word(0, 0, 1)});
+  refused("a words part whose writes do not follow it", cpu_device, {words(2), word(0, 0, 1)});
+  refused("a write off a multiple of 8", cpu_device, {words(1), word(0, 4, 1)});
+  refused("a write past its buffer's end", cpu_device, {words(1), word(0, 64, 1)});
+  refused("a write outside a words part", cpu_device, {word(0, 0, 1)});
+  cr_assert(client.hand_over(cpu, 2, {}, {words(1), word(a.value, 0, 9), copy(a.value, 0, host, 0, 8)}).status ==
+                rig_ok,
+            "the host's first proxy runs on");
+  client.wait_for(cpu, 2);
+  std::memcpy(&first, arena, 8);
+  cr_assert(first == 9);
+}
+
 Test(rigd_requests, an_unsealed_arena_is_refused, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
   Client client(rigd.socket);
