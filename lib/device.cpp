@@ -76,7 +76,9 @@ uint64_t rig_device::read_word() {
 }
 
 uint64_t rig_device::note_word(uint64_t w) {
-  uint64_t seen = reported.load(std::memory_order_relaxed);
+  // Acquire: where another thread reported more than w, the caller counts
+  // that value reached, so it must see that value's writes too.
+  uint64_t seen = reported.load(std::memory_order_acquire);
   while (w > seen && !reported.compare_exchange_weak(seen, w, std::memory_order_acq_rel)) {
   }
   return std::max(w, seen);
