@@ -16,6 +16,7 @@ bool ClientObjects::fits(int64_t bytes) const {
 uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Holds holds) {
   std::lock_guard g(mu_);
   uint64_t handle = next_++;
+  if (!holds.rows) holds.rows = std::make_shared<RowSlot>();
   held_.emplace(handle, Held{buffer, counted, std::move(holds)});
   counted_ += counted;
   return handle;
@@ -34,15 +35,14 @@ std::shared_ptr<SharedRow> ClientObjects::row_of(uint64_t handle,
   std::lock_guard g(mu_);
   auto it = held_.find(handle);
   if (it == held_.end()) return nullptr;
-  if (!it->second.holds.row) it->second.holds.row = rows();
-  return it->second.holds.row;
+  return it->second.holds.rows->row_or(rows);
 }
 
 rig_buffer_t *ClientObjects::get(uint64_t handle, std::shared_ptr<SharedRow> *row) const {
   std::lock_guard g(mu_);
   auto it = held_.find(handle);
   if (it == held_.end()) return nullptr;
-  *row = it->second.holds.row;
+  *row = it->second.holds.rows->row();
   return rig_buffer_ref(it->second.buffer);
 }
 

@@ -28,16 +28,18 @@ class ClientObjects {
 
   // What a buffer holds: the instances it needs open, the one whose memory
   // it is and the one it is mapped on where that is another (a borrow),
-  // both empty for host memory; and its row of the shared-buffer table
-  // where it is an exported handle or an import.
+  // both empty for host memory; and the slot of its allocation's row of the
+  // shared-buffer table, which holds a row once the memory is exported or
+  // where it is an import.
   struct Holds {
     std::shared_ptr<Instance> memory, mapped_on;
-    std::shared_ptr<SharedRow> row;
+    std::shared_ptr<RowSlot> rows;
   };
 
   // Takes the caller's reference to buffer and answers its new handle;
   // counted bytes count against the quota until the handle is removed, and
-  // what it holds stays until then.
+  // what it holds stays until then.  Memory of its own allocation (no rows
+  // given) gets a slot of its own.
   uint64_t add(rig_buffer_t *buffer, int64_t counted, Holds holds = {});
 
   // A new reference to the handle's buffer, or NULL for no such handle;
@@ -47,8 +49,9 @@ class ClientObjects {
   // hand-over's parts need no more.
   rig_buffer_t *get(uint64_t handle, std::shared_ptr<SharedRow> *row) const;
 
-  // The handle's row of the shared-buffer table, where it has none yet and
-  // rows gives one (exports_.new_row); NULL where it has none and gets none.
+  // The handle's row of the shared-buffer table (its allocation's), which
+  // rows gives where it has none yet (exports_.new_row); NULL where it has
+  // none and gets none.
   std::shared_ptr<SharedRow> row_of(uint64_t handle, const std::function<std::shared_ptr<SharedRow>()> &rows);
 
   // Releases the handle's buffer; false for no such handle.

@@ -115,8 +115,8 @@ rig_status_t Requests::map_peer(const rig_proxy_entry &entry, rig_proxy_completi
   rig_status_t status = rig_buffer_borrow(on->device(), memory, &mapped);
   rig_buffer_unref(memory);
   // A borrow that cannot map answers RIG_OK and no buffer: handle 0.
-  // Work through the mapping of shared memory counts in its row.
-  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {holds.memory, on, holds.row});
+  // Work through the mapping counts in its allocation's row, once it has one.
+  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {holds.memory, on, holds.rows});
   return status;
 }
 
@@ -209,10 +209,11 @@ rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   rig_buffer_t *mapped = nullptr;
   if (rig_buffer_borrow(p.instance->device(), view, &mapped) == RIG_OK && mapped) {
     rig_buffer_unref(view);
-    answer.value = objects_.add(mapped, 0, {std::move(shared.memory), p.instance, std::move(shared.row)});
+    answer.value =
+        objects_.add(mapped, 0, {std::move(shared.memory), p.instance, std::make_shared<RowSlot>(shared.row)});
   } else {
     // The exporter's quota counts the memory.
-    answer.value = objects_.add(view, 0, {std::move(shared.memory), nullptr, std::move(shared.row)});
+    answer.value = objects_.add(view, 0, {std::move(shared.memory), nullptr, std::make_shared<RowSlot>(shared.row)});
   }
   return RIG_OK;
 }

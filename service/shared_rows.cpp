@@ -50,4 +50,15 @@ void SharedRows::give_back(uint32_t index) {
   free_.push_back(index);
 }
 
+std::shared_ptr<SharedRow> RowSlot::row() const {
+  std::lock_guard g(mu_);
+  return row_;
+}
+
+std::shared_ptr<SharedRow> RowSlot::row_or(const std::function<std::shared_ptr<SharedRow>()> &make) {
+  std::lock_guard g(mu_);
+  if (!row_) row_ = make();
+  return row_;
+}
+
 }  // namespace rigd

@@ -7,6 +7,7 @@
 #include "served.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -53,6 +54,28 @@ class SharedRows {
   const ServedDevices &served_;
   std::mutex mu_;
   std::vector<uint32_t> free_;
+};
+
+// The row of one allocation's handles in a client, shared by the handle it
+// was allocated or imported as and its mappings (MAP_PEER): none until the
+// memory is exported, then the export's, so that work through any of them
+// counts there, mappings made before the export included.
+class RowSlot {
+ public:
+  RowSlot() = default;
+  explicit RowSlot(std::shared_ptr<SharedRow> row) noexcept : row_(std::move(row)) {}
+  RowSlot(const RowSlot &) = delete;
+  RowSlot &operator=(const RowSlot &) = delete;
+
+  // The row, or NULL where the memory has none.
+  std::shared_ptr<SharedRow> row() const;
+  // The row, which make gives where there is none yet; NULL where make
+  // gives none.
+  std::shared_ptr<SharedRow> row_or(const std::function<std::shared_ptr<SharedRow>()> &make);
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<SharedRow> row_;
 };
 
 // The rows a value's hand-over touched, each with its number there.

@@ -113,7 +113,9 @@ Region ProxyDevice::alloc(Memory m, int64_t n) {
   // rigd's RIG_ENOMEM (the client's quota or the device's memory) and its
   // refusal of a kind both mean: no memory of m.
   if (a.status != RIG_OK) return nullptr;
-  return new ProxyRegion{a.value, 0};
+  auto *region = new ProxyRegion{a.value, 0};
+  region->share->handles.push_back(a.value);
+  return region;
 }
 
 void ProxyDevice::free(Region r) {
@@ -121,7 +123,12 @@ void ProxyDevice::free(Region r) {
   uint64_t handle = region->handle;
   // rigd maps the block itself, as long as its work needs it.
   if (region->host) shared_block_unmap(region->host);
-  if (region->row.load() >= 0) link_->forget_handle(handle);
+  {
+    RegionShare &share = *region->share;
+    std::lock_guard g(share.mu);
+    std::erase(share.handles, handle);
+    if (share.row.load() >= 0) link_->forget_handle(handle);
+  }
   delete region;
   if (link_->lost()) return;
   try {
@@ -151,10 +158,13 @@ Region ProxyDevice::map_peer(DriverDevice &, Region r) {
   rig_proxy_completion a = ask(RIG_PROXY_OP_MAP_PEER, region_of(r)->handle);
   if (a.status != RIG_OK || a.value == 0) return nullptr;
   auto *mapped = new ProxyRegion{a.value, 0};
-  // A mapping of shared memory counts in its row, as rigd's does.
-  int64_t row = region_of(r)->row.load();
-  mapped->row.store(row);
-  if (row >= 0) link_->share_handle(a.value);
+  // A mapping counts in its memory's row, now or once the memory is
+  // exported, as rigd's does.
+  mapped->share = region_of(r)->share;
+  RegionShare &share = *mapped->share;
+  std::lock_guard g(share.mu);
+  share.handles.push_back(a.value);
+  if (share.row.load() >= 0) link_->share_handle(a.value);
   return mapped;
 }
 
@@ -338,9 +348,11 @@ std::optional<uint64_t> ProxyDevice::export_bytes(Region r, uint64_t offset, uin
   ProxyRegion *region = region_of(r);
   rig_proxy_completion a = ask(RIG_PROXY_OP_EXPORT, region->handle, region->offset + offset, length);
   if (a.status != RIG_OK) return std::nullopt;
-  // Every export of a handle has its row.
-  region->row.store(static_cast<int64_t>(row_of_token(a.value)));
-  link_->share_handle(region->handle);
+  // Every export of the memory has its row, which its mappings share.
+  RegionShare &share = *region->share;
+  std::lock_guard g(share.mu);
+  share.row.store(static_cast<int64_t>(row_of_token(a.value)));
+  for (uint64_t handle : share.handles) link_->share_handle(handle);
   return a.value;
 }
 
@@ -348,20 +360,21 @@ std::optional<std::pair<Region, int64_t>> ProxyDevice::import_bytes(uint64_t tok
   rig_proxy_completion a = ask(RIG_PROXY_OP_IMPORT, token);
   if (a.status != RIG_OK || a.detail > INT64_MAX) return std::nullopt;
   auto *region = new ProxyRegion{a.value, 0};
-  region->row.store(static_cast<int64_t>(row_of_token(token)));
+  region->share->row.store(static_cast<int64_t>(row_of_token(token)));
+  region->share->handles.push_back(a.value);
   link_->share_handle(a.value);
   return std::pair<Region, int64_t>{region, static_cast<int64_t>(a.detail)};
 }
 
 std::optional<uint64_t> ProxyDevice::others_mark(Region r) {
-  int64_t row = region_of(r)->row.load();
+  int64_t row = region_of(r)->share->row.load();
   const rig_proxy_shared_row *words = row >= 0 ? link_->shared_row(static_cast<uint64_t>(row)) : nullptr;
   if (!words) return std::nullopt;
   return std::atomic_ref<const uint64_t>(words->taken).load(std::memory_order_acquire);
 }
 
 bool ProxyDevice::others_done(Region r, uint64_t mark) {
-  const rig_proxy_shared_row *words = link_->shared_row(static_cast<uint64_t>(region_of(r)->row.load()));
+  const rig_proxy_shared_row *words = link_->shared_row(static_cast<uint64_t>(region_of(r)->share->row.load()));
   // Work of a rigd that is gone never ends.
   return std::atomic_ref<const uint64_t>(words->done).load(std::memory_order_acquire) >= mark || link_->lost();
 }

@@ -22,13 +22,22 @@ namespace rig::proxy {
 // mapping's or an import's), or a host arena rigd maps by handle, the
 // region starting offset bytes into it.  Pinned memory is a shared host
 // block of the proxy's own (host), which rigd maps as an arena.
+// What the regions over one allocation of rigd's share (the region it was
+// allocated or imported as, and its mappings): its row of rigd's
+// shared-buffer table once exported or as an import, where other
+// processes' work on it counts, and the handles of those regions, whose
+// hand-overs then return once rigd has taken them.
+struct RegionShare {
+  std::atomic<int64_t> row{-1};
+  std::mutex mu;
+  std::vector<uint64_t> handles;  // under mu; row is set under mu too
+};
+
 struct ProxyRegion {
   uint64_t handle;
   uint64_t offset;
   void *host = nullptr;
-  // Its row of rigd's shared-buffer table once exported or as an import:
-  // other processes' work on it counts there.
-  std::atomic<int64_t> row{-1};
+  std::shared_ptr<RegionShare> share = std::make_shared<RegionShare>();
 };
 
 class ProxyDevice : public DriverDevice {

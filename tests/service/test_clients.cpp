@@ -114,27 +114,38 @@ Test(clients, two_processes_share_a_buffer_and_a_view, .timeout = 60) {
 /* DESIGN.md "The per-host service", the shared-buffer table: a host access
  * in any sharing process waits for the work other processes submitted on
  * the shared memory by reading words, with no round trip.  The exporter
- * submits a fill that takes 300 ms on its instance of SIM:0; once that
- * submit returned, the importer's rig_buffer_reached answers false, its
- * rig_buffer_wait returns only once the exporter's fill is done (the
- * exporter's rig_point_reached says so at that moment), and then it reads
- * the fill's bytes. */
-Test(clients, a_wait_in_the_importer_follows_the_exporters_work, .timeout = 60) {
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+ * shares a buffer of SIM:0@rigd and submits a fill of it that takes 300 ms;
+ * once that submit returned, the importer's rig_buffer_reached answers
+ * false, its rig_buffer_wait returns only once the exporter's fill is done
+ * (the exporter's rig_point_reached says so at that moment), and then it
+ * reads the fill's bytes.  With through_mapping, the exporter fills the
+ * buffer through its borrow on SIM:1@rigd, made before the export: the
+ * table counts work per allocation, through any handle of it. */
+namespace {
+
+void importer_waits_for_the_exporters_fill(bool through_mapping) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0,SIM:1"});
   constexpr int64_t bytes = 4096;
   run_linked_pair(
       [&](int importer) {
         connect_service(rigd.socket);
         rig_open_options_t slow{sizeof slow, "latency_us=300000"};
-        rig_device_t *d = nullptr;
+        rig_device_t *d = nullptr, *mapper = nullptr;
         require(rig_open("SIM:0@rigd", &slow, &d) == RIG_OK, "open: %s", rig_last_error());
-        rig_buffer_t *b = create_buffer(d, bytes);
+        require(rig_open("SIM:1@rigd", &slow, &mapper) == RIG_OK, "open: %s", rig_last_error());
+        rig_buffer_t *b = create_buffer(d, bytes), *filled_through = rig_buffer_ref(b);
         require(rig_buffer_fill(b, 1) == RIG_OK, "fill: %s", rig_last_error());
+        if (through_mapping) {
+          rig_buffer_unref(filled_through);
+          require(rig_buffer_borrow(mapper, b, &filled_through) == RIG_OK && filled_through,
+                  "SIM:1@rigd maps SIM:0@rigd's memory: %s", rig_last_error());
+        }
         uint64_t token = 0, step = 0;
         require(rig_service_share(b, &token) == RIG_OK, "share: %s", rig_last_error());
         require(send_value(importer, token) && receive_value(importer, step, client_start_ms), "the importer is gone");
         rig_point_t filled{};
-        require(rig_buffer_submit_fill(b, 2, nullptr, 0, &filled) == RIG_OK, "submit: %s", rig_last_error());
+        require(rig_buffer_submit_fill(filled_through, 2, nullptr, 0, &filled) == RIG_OK, "submit: %s",
+                rig_last_error());
         require(send_value(importer, 1), "the importer is gone");
         // The importer asks once its wait returned.
         require(receive_value(importer, step, client_start_ms), "the importer is gone");
@@ -142,6 +153,7 @@ Test(clients, a_wait_in_the_importer_follows_the_exporters_work, .timeout = 60) 
         require(rig_point_reached(filled, &reached) == RIG_OK, "reached: %s", rig_last_error());
         require(send_value(importer, reached ? 1 : 0) && receive_value(importer, step, client_start_ms),
                 "the importer is gone");
+        rig_buffer_unref(filled_through);
         rig_buffer_unref(b);
         return 0;
       },
@@ -170,6 +182,16 @@ Test(clients, a_wait_in_the_importer_follows_the_exporters_work, .timeout = 60) 
         return 0;
       },
       "the importer waited for the exporter's fill");
+}
+
+}  // namespace
+
+Test(clients, a_wait_in_the_importer_follows_the_exporters_work, .timeout = 60) {
+  importer_waits_for_the_exporters_fill(false);
+}
+
+Test(clients, a_wait_in_the_importer_follows_work_through_a_mapping_made_before_the_export, .timeout = 60) {
+  importer_waits_for_the_exporters_fill(true);
 }
 
 /* service.h's order of shared bytes: a submit that rig made after another
