@@ -1,7 +1,8 @@
 // libFuzzer target of both sides of rigd's handshake (protocol.h), over a
 // socketpair; a byte of the input picks the side:
 //  - rigd's (service/session.cpp): a rigd Session reads the input as what a
-//    client sends, a hello and then host arena requests, with fds attached
+//    client sends, a hello and then host arena and export descriptor
+//    requests, with fds attached
 //    (sealed and unsealed memfds, a pipe); it answers the welcome and the
 //    replies protocol.h asks for, or closes, and what it answers is checked;
 //  - the client's (drivers/proxy/handshake.cpp, shake_hands): a fake rigd
@@ -125,9 +126,12 @@ void rigd_side(FuzzedDataProvider &in) {
   if (!(code & 1)) copy_into(hello, raw_hello);
   size_t hello_bytes = code & 1 ? sizeof hello : raw_hello.size();
   bool sent = rig::proxy::send_message(client.get(), bytes_of(hello).first(hello_bytes), attached(code >> 1));
-  // What rigd answers each request, up to the first that breaks the
-  // protocol, after which it closes the connection.
-  std::vector<int32_t> replies;
+  // What rigd answers each request (the reply's magic and status), up to
+  // the first that breaks the protocol, after which it closes the
+  // connection.  A request is an arena's or an export descriptor's, built
+  // well-formed when a bit says so; this client exports nothing, so rigd
+  // answers every descriptor request RIG_EINVAL.
+  std::vector<std::pair<uint32_t, int32_t>> replies;
   bool broken = false;
   for (size_t i = 0; sent && in.remaining_bytes() > 0 && i < most_requests; ++i) {
     code = in.ConsumeIntegral<uint8_t>();
@@ -135,14 +139,18 @@ void rigd_side(FuzzedDataProvider &in) {
     auto raw = in.ConsumeBytes<std::byte>(sizeof r);
     copy_into(r, raw);
     if (code & 1) {
-      r.magic = RIG_PROXY_MAGIC_ARENA;
-      r.reserved = 0;
+      r.magic = code & 2 ? RIG_PROXY_MAGIC_EXPORT_FD : RIG_PROXY_MAGIC_ARENA;
+      if (r.magic == RIG_PROXY_MAGIC_ARENA) r.reserved = 0;
       r.bytes %= 2 * arena_bytes;
     }
-    std::vector<int> fds = attached(code >> 1);
+    std::vector<int> fds = attached(code >> 2);
     sent = rig::proxy::send_message(client.get(), bytes_of(r), fds);
+    if (r.magic == RIG_PROXY_MAGIC_EXPORT_FD) {
+      if (!broken) replies.push_back({RIG_PROXY_MAGIC_EXPORT_FD, RIG_EINVAL});
+      continue;
+    }
     broken = broken || r.magic != RIG_PROXY_MAGIC_ARENA || r.reserved != 0;
-    if (!broken) replies.push_back(expected_status(r, fds));
+    if (!broken) replies.push_back({RIG_PROXY_MAGIC_ARENA, expected_status(r, fds)});
   }
   shutdown(client.get(), SHUT_WR);
 
@@ -164,9 +172,11 @@ void rigd_side(FuzzedDataProvider &in) {
   for (uint32_t i = 0; i < welcome->device_count; ++i)
     RIGD_FUZZ_CHECK(receive<rig_proxy_device_record>(client.get()).has_value());
   // Then a reply to each request, with no fd, until rigd closes.
-  for (int32_t status : replies) {
+  for (auto [magic, status] : replies) {
+    static_assert(sizeof(rig_proxy_arena_reply) == sizeof(rig_proxy_fd_reply));
     auto reply = receive<rig_proxy_arena_reply>(client.get(), &fd_count);
-    RIGD_FUZZ_CHECK(reply && fd_count == 0 && reply->magic == RIG_PROXY_MAGIC_ARENA && reply->status == status &&
+    // The reply's last field is the arena's handle, or the token named.
+    RIGD_FUZZ_CHECK(reply && fd_count == 0 && reply->magic == magic && reply->status == status &&
                     (reply->handle != 0) == (status == RIG_OK));
   }
   RIGD_FUZZ_CHECK(!receive<char>(client.get()));

@@ -1,7 +1,11 @@
 // Exported buffers (exports.hpp).
 #include "exports.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -19,7 +23,12 @@ uint64_t random_token() {
 }  // namespace
 
 Exports::~Exports() {
-  for (auto &[token, e] : exports_) rig_buffer_unref(e.view);
+  for (auto &[token, e] : exports_) end(e);
+}
+
+void Exports::end(const Export &e) noexcept {
+  rig_buffer_unref(e.view);
+  if (e.fd >= 0) close(e.fd);
 }
 
 uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, Shared shared) {
@@ -27,7 +36,7 @@ uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, Shared 
   auto with_row = [&] { return random_token() << RIG_PROXY_TOKEN_ROW_BITS | shared.row->index(); };
   uint64_t token = with_row();
   while (token == 0 || exports_.count(token)) token = with_row();
-  exports_.emplace(token, Export{owner, device, view, std::move(shared)});
+  exports_.emplace(token, Export{owner, device, view, std::move(shared), -1});
   return token;
 }
 
@@ -37,6 +46,38 @@ rig_buffer_t *Exports::get(uint64_t token, size_t device, Shared *shared) const 
   if (it == exports_.end() || it->second.device != device) return nullptr;
   *shared = it->second.shared;
   return rig_buffer_ref(it->second.view);
+}
+
+int Exports::fd_of(uint64_t token, uint64_t owner) {
+  std::lock_guard g(mu_);
+  auto it = exports_.find(token);
+  if (it == exports_.end() || it->second.owner != owner) return -1;
+  Export &e = it->second;
+  if (e.fd < 0) {
+    // Empty and sealed: it carries nothing but its identity.
+    e.fd = memfd_create("rigd-export", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    struct stat made;
+    if (e.fd >= 0 && (fcntl(e.fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
+                      fstat(e.fd, &made) != 0)) {
+      close(e.fd);
+      e.fd = -1;
+    }
+    if (e.fd >= 0) {
+      e.fd_device = made.st_dev;
+      e.fd_inode = made.st_ino;
+    }
+  }
+  return e.fd;
+}
+
+uint64_t Exports::token_of(int fd) const {
+  struct stat given;
+  if (fstat(fd, &given) != 0) return 0;
+  std::lock_guard g(mu_);
+  // rigd holds each descriptor it made open, so no other file has its inode.
+  for (const auto &[token, e] : exports_)
+    if (e.fd >= 0 && e.fd_device == given.st_dev && e.fd_inode == given.st_ino) return token;
+  return 0;
 }
 
 void Exports::remove_owner(uint64_t owner) {
@@ -50,7 +91,7 @@ void Exports::remove_owner(uint64_t owner) {
       return true;
     });
   }
-  for (const Export &e : ended) rig_buffer_unref(e.view);
+  for (const Export &e : ended) end(e);
 }
 
 }  // namespace rigd

@@ -46,6 +46,13 @@ class Exports {
   // another device.
   rig_buffer_t *get(uint64_t token, size_t device, Shared *shared) const;
 
+  // A descriptor naming the token, owner's export (rigd keeps it open
+  // while the export lasts; the caller sends it and keeps nothing), or -1
+  // where owner has no such export or no descriptor can be made.
+  int fd_of(uint64_t token, uint64_t owner);
+  // The token fd names (one fd_of made), or 0 where it names none.
+  uint64_t token_of(int fd) const;
+
   // Ends every export of owner, as its client goes.
   void remove_owner(uint64_t owner);
 
@@ -55,7 +62,10 @@ class Exports {
     size_t device;
     rig_buffer_t *view;
     Shared shared;
+    int fd = -1;  // fd_of's, once made: its inode names the export
+    uint64_t fd_device = 0, fd_inode = 0;
   };
+  static void end(const Export &e) noexcept;
   SharedRows rows_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Export> exports_;

@@ -82,27 +82,63 @@ std::unique_ptr<Segment> completion_segment() {
   return segment;
 }
 
-// Answers the client's next message on the socket, a host arena's request.
-// false once the client closes the socket, or sends anything else.
-bool serve_arena_request(int socket, ClientObjects &objects) {
-  rig_proxy_arena_request request{};
-  int fd = -1;
-  size_t received = 0;
-  if (!rig::proxy::receive_message(socket, std::as_writable_bytes(std::span(&request, 1)), std::span(&fd, 1),
-                                   &received))
-    return false;
-  if (request.magic != RIG_PROXY_MAGIC_ARENA || request.reserved != 0) {
-    if (received) close(fd);
-    return false;
-  }
+// A host arena's request (protocol.h): the memfd attached, if any, maps as
+// an arena of the client's.
+rig_proxy_arena_reply arena_reply(const rig_proxy_arena_request &request, int fd, ClientObjects &objects) {
   rig_proxy_arena_reply reply{RIG_PROXY_MAGIC_ARENA, RIG_EINVAL, 0};
   rig_buffer_t *arena = nullptr;
-  if (received) {
-    reply.status = map_arena(fd, request.bytes, &arena);
-    close(fd);
-  }
+  if (fd >= 0) reply.status = map_arena(fd, request.bytes, &arena);
   if (reply.status == RIG_OK) reply.handle = objects.add(arena, 0);
-  return rig::proxy::send_message(socket, std::as_bytes(std::span(&reply, 1)));
+  return reply;
+}
+
+// An export's descriptor request (protocol.h): *out is the descriptor to
+// attach to the reply, rigd's own (not to be closed), or -1.
+rig_proxy_fd_reply fd_reply(const rig_proxy_fd_request &request, int fd, Exports &exports, uint64_t client,
+                            int *out) {
+  rig_proxy_fd_reply reply{RIG_PROXY_MAGIC_EXPORT_FD, RIG_EINVAL, 0};
+  *out = -1;
+  if (request.op == RIG_PROXY_FD_OF_EXPORT && fd < 0) {
+    *out = exports.fd_of(request.token, client);
+    if (*out >= 0) reply.status = RIG_OK;
+  } else if (request.op == RIG_PROXY_EXPORT_OF_FD && request.token == 0 && fd >= 0) {
+    reply.token = exports.token_of(fd);
+    if (reply.token != 0) reply.status = RIG_OK;
+  }
+  return reply;
+}
+
+// Answers the client's next message on the socket: a host arena's request
+// or an export's descriptor request, each 16 bytes.  false once the client
+// closes the socket, or sends anything else (an arena request with its
+// reserved field set included).
+bool serve_socket_request(int socket, ClientObjects &objects, Exports &exports, uint64_t client) {
+  static_assert(sizeof(rig_proxy_arena_request) == 16 && sizeof(rig_proxy_fd_request) == 16);
+  std::byte message[16];
+  int fd = -1;
+  size_t received = 0;
+  if (!rig::proxy::receive_message(socket, message, std::span(&fd, 1), &received)) return false;
+  if (!received) fd = -1;
+  uint32_t magic;
+  std::memcpy(&magic, message, sizeof magic);
+  bool answered = false;
+  if (magic == RIG_PROXY_MAGIC_ARENA) {
+    rig_proxy_arena_request request;
+    std::memcpy(&request, message, sizeof request);
+    if (request.reserved == 0) {
+      rig_proxy_arena_reply reply = arena_reply(request, fd, objects);
+      answered = rig::proxy::send_message(socket, std::as_bytes(std::span(&reply, 1)));
+    }
+  } else if (magic == RIG_PROXY_MAGIC_EXPORT_FD) {
+    rig_proxy_fd_request request;
+    std::memcpy(&request, message, sizeof request);
+    int attach;
+    rig_proxy_fd_reply reply = fd_reply(request, fd, exports, client, &attach);
+    answered = rig::proxy::send_message(socket, std::as_bytes(std::span(&reply, 1)),
+                                        attach >= 0 ? std::span<const int>(&attach, 1) : std::span<const int>());
+  }
+  if (fd >= 0) close(fd);
+  return answered;
 }
 
 uint64_t next_client() {
@@ -199,7 +235,7 @@ void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &
   });
   timeval forever{0, 0};
   setsockopt(socket_, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
-  while (serve_arena_request(socket_, objects)) {
+  while (serve_socket_request(socket_, objects, exports_, client_)) {
   }
   stopping.store(true, std::memory_order_release);
   wake_poller(rings);

@@ -331,6 +331,32 @@ struct rig_proxy_arena_reply {
   uint64_t handle; /* the arena's handle */
 };
 
+/* The socket also carries exports as file descriptors.  With op
+ * RIG_PROXY_FD_OF_EXPORT, a client asks for a descriptor naming token, an
+ * export of its own (RIG_PROXY_OP_EXPORT), and rigd answers with it
+ * attached: a sealed empty memfd that rigd keeps open while the export
+ * lasts.  With op RIG_PROXY_EXPORT_OF_FD and such a descriptor attached
+ * (token zero), any client asks for the token it names.  So the
+ * descriptor, which processes pass as they pass any (SCM_RIGHTS, fork), is
+ * a capability: a client that holds it learns the token.  rigd answers
+ * RIG_EINVAL for a token that is not the client's export, a descriptor
+ * that names no export, or an op of neither kind. */
+#define RIG_PROXY_MAGIC_EXPORT_FD 0x46474952u /* "RIGF" */
+
+enum rig_proxy_fd_op { RIG_PROXY_FD_OF_EXPORT = 1, RIG_PROXY_EXPORT_OF_FD = 2 };
+
+struct rig_proxy_fd_request {
+  uint32_t magic; /* RIG_PROXY_MAGIC_EXPORT_FD */
+  uint32_t op;    /* enum rig_proxy_fd_op */
+  uint64_t token; /* RIG_PROXY_FD_OF_EXPORT: the export's token */
+};
+
+struct rig_proxy_fd_reply {
+  uint32_t magic; /* RIG_PROXY_MAGIC_EXPORT_FD */
+  int32_t status; /* RIG_OK or RIG_EINVAL */
+  uint64_t token; /* RIG_PROXY_EXPORT_OF_FD: the token the descriptor names */
+};
+
 #ifdef __cplusplus
 }
 #endif

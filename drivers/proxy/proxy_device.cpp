@@ -366,6 +366,22 @@ std::optional<std::pair<Region, int64_t>> ProxyDevice::import_bytes(uint64_t tok
   return std::pair<Region, int64_t>{region, static_cast<int64_t>(a.detail)};
 }
 
+int ProxyDevice::export_fd(uint64_t token) {
+  try {
+    return link_->export_fd(token);
+  } catch (const LinkLost &lost) {
+    throw Fault(lost.what());
+  }
+}
+
+uint64_t ProxyDevice::token_of_fd(int fd) {
+  try {
+    return link_->token_of_fd(fd);
+  } catch (const LinkLost &lost) {
+    throw Fault(lost.what());
+  }
+}
+
 std::optional<uint64_t> ProxyDevice::others_mark(Region r) {
   int64_t row = region_of(r)->share->row.load();
   const rig_proxy_shared_row *words = row >= 0 ? link_->shared_row(static_cast<uint64_t>(row)) : nullptr;

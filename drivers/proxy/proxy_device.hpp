@@ -71,6 +71,11 @@ class ProxyDevice : public DriverDevice {
   // The memory token names, as a region of this proxy, and its length;
   // nothing where rigd holds no such export.  Throws as export_bytes.
   std::optional<std::pair<Region, int64_t>> import_bytes(uint64_t token);
+  // A new descriptor naming token, an export of this process's, or -1
+  // where rigd refuses; the token the descriptor fd names, or 0 where it
+  // names no export of this proxy's rigd.  Throw as export_bytes.
+  int export_fd(uint64_t token);
+  uint64_t token_of_fd(int fd);
 
   const RigdLink &link() const noexcept { return *link_; }
 

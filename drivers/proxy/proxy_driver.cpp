@@ -231,36 +231,87 @@ rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open
   });
 }
 
+}  // extern "C"
+
+namespace {
+
+// rig_service_share's export of b: its token, and b's proxy in *proxy.
+uint64_t share(rig_buffer_t *b, proxy::ProxyDevice **proxy) {
+  refuse_inside_lock();
+  require_buffer(b, "the buffer");
+  *proxy = proxy_of(b->device);
+  require(*proxy != nullptr, "the buffer is not a proxy's memory");
+  require(!b->borrowed && b->alloc->owner == b->device && b->alloc->region != nullptr,
+          "the buffer is not its proxy's own memory");
+  require_live(b->device);
+  auto exported = driver_call(b->device, false, [&] {
+    return (*proxy)->export_bytes(b->alloc->region, static_cast<uint64_t>(b->offset),
+                                  static_cast<uint64_t>(b->length));
+  });
+  if (!exported) throw_invalid("rigd refuses to export the buffer");
+  return *exported;
+}
+
+// rig_service_import's buffer on d, a live proxy, of token's bytes.
+rig_buffer_t *import(rig_device_t *d, proxy::ProxyDevice *proxy, uint64_t token) {
+  auto imported = driver_call(d, true, [&] { return proxy->import_bytes(token); });
+  if (!imported) throw_invalid("rigd holds no export of that token for " + d->name);
+  return new_buffer(wrap_foreign_region(d, imported->first, imported->second), d, 0, imported->second);
+}
+
+// d's proxy, where d is a live proxy; the check of rig_service_import's.
+proxy::ProxyDevice *importing_proxy(rig_device_t *d) {
+  refuse_inside_lock();
+  proxy::ProxyDevice *proxy = proxy_of(d);
+  require(proxy != nullptr, "the device is not a proxy of rigd's");
+  require_live(d);
+  return proxy;
+}
+
+}  // namespace
+
+extern "C" {
+
 rig_status_t rig_service_share(rig_buffer_t *b, uint64_t *token) {
   RIG_API_CALL({
-    refuse_inside_lock();
     require(token != nullptr, "token is NULL");
-    require_buffer(b, "the buffer");
-    proxy::ProxyDevice *proxy = proxy_of(b->device);
-    require(proxy != nullptr, "the buffer is not a proxy's memory");
-    require(!b->borrowed && b->alloc->owner == b->device && b->alloc->region != nullptr,
-            "the buffer is not its proxy's own memory");
-    require_live(b->device);
-    auto exported = driver_call(b->device, false, [&] {
-      return proxy->export_bytes(b->alloc->region, static_cast<uint64_t>(b->offset), static_cast<uint64_t>(b->length));
-    });
-    if (!exported) throw_invalid("rigd refuses to export the buffer");
-    *token = *exported;
+    proxy::ProxyDevice *proxy;
+    *token = share(b, &proxy);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_service_share_fd(rig_buffer_t *b, int *fd) {
+  RIG_API_CALL({
+    require(fd != nullptr, "fd is NULL");
+    *fd = -1;
+    proxy::ProxyDevice *proxy;
+    uint64_t token = share(b, &proxy);
+    int made = driver_call(b->device, false, [&] { return proxy->export_fd(token); });
+    if (made < 0) throw_invalid("rigd makes no descriptor for the export");
+    *fd = made;
     return RIG_OK;
   });
 }
 
 rig_status_t rig_service_import(rig_device_t *d, uint64_t token, rig_buffer_t **out) {
   RIG_API_CALL({
-    refuse_inside_lock();
     require(out != nullptr, "out is NULL");
     *out = nullptr;
-    proxy::ProxyDevice *proxy = proxy_of(d);
-    require(proxy != nullptr, "the device is not a proxy of rigd's");
-    require_live(d);
-    auto imported = driver_call(d, true, [&] { return proxy->import_bytes(token); });
-    if (!imported) throw_invalid("rigd holds no export of that token for " + d->name);
-    *out = new_buffer(wrap_foreign_region(d, imported->first, imported->second), d, 0, imported->second);
+    *out = import(d, importing_proxy(d), token);
+    return RIG_OK;
+  });
+}
+
+rig_status_t rig_service_import_fd(rig_device_t *d, int fd, rig_buffer_t **out) {
+  RIG_API_CALL({
+    require(out != nullptr, "out is NULL");
+    *out = nullptr;
+    require(fd >= 0, "fd is negative");
+    proxy::ProxyDevice *proxy = importing_proxy(d);
+    uint64_t token = driver_call(d, false, [&] { return proxy->token_of_fd(fd); });
+    if (token == 0) throw_invalid("the descriptor names no export of " + d->name + "'s rigd");
+    *out = import(d, proxy, token);
     return RIG_OK;
   });
 }

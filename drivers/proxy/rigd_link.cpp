@@ -284,18 +284,59 @@ void RigdLink::hand_over(rig_proxy_entry entry, std::span<const std::byte> paylo
   if (until_taken) await_taken(n);
 }
 
+void RigdLink::ask_socket(std::span<const std::byte> request, int fd, std::span<std::byte> reply, uint32_t magic,
+                          int *reply_fd) {
+  int received_fd = -1;
+  size_t received = 0;
+  bool answered =
+      send_message(connection_.socket.get(), request, fd >= 0 ? std::span<const int>(&fd, 1) : std::span<const int>()) &&
+      receive_message(connection_.socket.get(), reply, std::span(&received_fd, 1), &received);
+  uint32_t reply_magic = 0;
+  if (answered) std::memcpy(&reply_magic, reply.data(), sizeof reply_magic);
+  if (!received) received_fd = -1;
+  if (!answered || reply_magic != magic) {
+    if (received_fd >= 0) close(received_fd);
+    mark_lost("rigd closed the connection");
+    check_live();
+  }
+  if (reply_fd)
+    *reply_fd = received_fd;
+  else if (received_fd >= 0)
+    close(received_fd);
+}
+
 uint64_t RigdLink::share_arena(int fd, uint64_t bytes) {
   std::lock_guard g(mu_);
   check_live();
   rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, bytes};
   rig_proxy_arena_reply reply{};
-  if (!send_message(connection_.socket.get(), std::as_bytes(std::span(&r, 1)), std::span(&fd, 1)) ||
-      !receive_message(connection_.socket.get(), std::as_writable_bytes(std::span(&reply, 1))) ||
-      reply.magic != RIG_PROXY_MAGIC_ARENA) {
-    mark_lost("rigd closed the connection");
-    check_live();
-  }
+  ask_socket(std::as_bytes(std::span(&r, 1)), fd, std::as_writable_bytes(std::span(&reply, 1)), RIG_PROXY_MAGIC_ARENA);
   return reply.status == RIG_OK ? reply.handle : 0;
+}
+
+int RigdLink::export_fd(uint64_t token) {
+  std::lock_guard g(mu_);
+  check_live();
+  rig_proxy_fd_request r{RIG_PROXY_MAGIC_EXPORT_FD, RIG_PROXY_FD_OF_EXPORT, token};
+  rig_proxy_fd_reply reply{};
+  int fd = -1;
+  ask_socket(std::as_bytes(std::span(&r, 1)), -1, std::as_writable_bytes(std::span(&reply, 1)),
+             RIG_PROXY_MAGIC_EXPORT_FD, &fd);
+  if (reply.status != RIG_OK && fd >= 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+uint64_t RigdLink::token_of_fd(int fd) {
+  std::lock_guard g(mu_);
+  check_live();
+  rig_proxy_fd_request r{RIG_PROXY_MAGIC_EXPORT_FD, RIG_PROXY_EXPORT_OF_FD, 0};
+  rig_proxy_fd_reply reply{};
+  ask_socket(std::as_bytes(std::span(&r, 1)), fd, std::as_writable_bytes(std::span(&reply, 1)),
+             RIG_PROXY_MAGIC_EXPORT_FD);
+  return reply.status == RIG_OK ? reply.token : 0;
 }
 
 }  // namespace rig::proxy

@@ -62,6 +62,13 @@ class RigdLink {
   // its handle, or 0 where rigd refuses it.  Throws LinkLost.
   uint64_t share_arena(int fd, uint64_t bytes);
 
+  // A new descriptor (close-on-exec, the caller's) naming token, an export
+  // of this client's, or -1 where rigd refuses.  Throws LinkLost.
+  int export_fd(uint64_t token);
+  // The token of the export fd names (one export_fd made, in any client of
+  // this rigd), or 0 where it names none.  Throws LinkLost.
+  uint64_t token_of_fd(int fd);
+
   // Row r of the shared-buffer table (protocol.h), or NULL past the table.
   const rig_proxy_shared_row *shared_row(uint64_t r) const noexcept;
 
@@ -99,6 +106,12 @@ class RigdLink {
   // hot path's check.  lost() also asks the socket.
   void check_known_live();
   void check_live();  // throws LinkLost; asks the socket
+  // Sends a request of the socket's (protocol.h), fd attached where it is
+  // not -1, and receives rigd's reply with its magic, *reply_fd (where not
+  // NULL) the descriptor attached to it or -1.  Throws LinkLost, marking
+  // the link lost, where the socket fails or the reply is not of magic.
+  void ask_socket(std::span<const std::byte> request, int fd, std::span<std::byte> reply, uint32_t magic,
+                  int *reply_fd = nullptr);
   rig_proxy_completion await(uint64_t tag);  // with mu_ held
   // Whether a completion answers a hand-over: nothing to take from it, since
   // the proxy's word says the rest.

@@ -108,6 +108,28 @@ rig_status_t rig_service_share(rig_buffer_t *b, uint64_t *token);
  * export is another served device's memory; RIG_ELOST if d is lost. */
 rig_status_t rig_service_import(rig_device_t *d, uint64_t token, rig_buffer_t **out);
 
+/* Exports b's bytes as rig_service_share does, as *fd: a new file
+ * descriptor (close-on-exec, the caller's to close) that names the export
+ * to rigd.  A process that holds it, passed as any descriptor is (over a
+ * Unix socket with SCM_RIGHTS, or across fork), imports the bytes with
+ * rig_service_import_fd, without learning a token from the exporter: the
+ * descriptor is the capability.  The export lasts while this process stays
+ * connected, as a token's does; closing the descriptor ends nothing.
+ * *fd is -1 on error.
+ *
+ * RIG_EINVAL as rig_service_share, for fd NULL, or where rigd makes no
+ * descriptor (the export stays, unnamed); RIG_ELOST as rig_service_share. */
+rig_status_t rig_service_share_fd(rig_buffer_t *b, int *fd);
+
+/* *out is a buffer on d, a NAME@rigd proxy, over the bytes that fd names,
+ * a descriptor rig_service_share_fd made in a process connected to d's
+ * rigd, as rig_service_import makes for its token.  fd stays the caller's.
+ *
+ * RIG_EINVAL if d is not a proxy, fd is negative or names no export that
+ * rigd holds (a descriptor of another rigd's, or of no export), or the
+ * export is another served device's memory; RIG_ELOST if d is lost. */
+rig_status_t rig_service_import_fd(rig_device_t *d, int fd, rig_buffer_t **out);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

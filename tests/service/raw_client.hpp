@@ -163,6 +163,23 @@ struct Client {
     return reply.status == rig_ok ? reply.handle : 0;
   }
 
+  // An export descriptor request on the socket (protocol.h), fd attached
+  // where not -1: rigd's reply, the descriptor attached to it in *reply_fd
+  // (or -1).
+  rig_proxy_fd_reply ask_fd(uint32_t op, uint64_t token, int fd, int *reply_fd) {
+    rig_proxy_fd_request r{RIG_PROXY_MAGIC_EXPORT_FD, op, token};
+    cr_assert(rig::proxy::send_message(connection.socket.get(), std::as_bytes(std::span(&r, 1)),
+                                       fd >= 0 ? std::span<const int>(&fd, 1) : std::span<const int>()));
+    rig_proxy_fd_reply reply{};
+    size_t received = 0;
+    *reply_fd = -1;
+    cr_assert(rig::proxy::receive_message(connection.socket.get(), std::as_writable_bytes(std::span(&reply, 1)),
+                                          std::span(reply_fd, 1), &received));
+    if (!received) *reply_fd = -1;
+    cr_assert(reply.magic == RIG_PROXY_MAGIC_EXPORT_FD);
+    return reply;
+  }
+
   // Hands over value of proxy: its waits and parts, as the payload at 0;
   // then a NOP, whose answer follows rigd's answer to the hand-over if it
   // has one (protocol.h: only a hand-over rigd cannot run has one).

@@ -11,12 +11,14 @@
 #include "known_work.hpp"
 #include "raw_client.hpp"
 #include "rigd_process.hpp"
+#include "socket_messages.hpp"
 
 #include <rig/service.h>
 
 #include <criterion/criterion.h>
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <thread>
 
 namespace {
@@ -109,6 +112,63 @@ Test(clients, two_processes_share_a_buffer_and_a_view, .timeout = 60) {
         return 0;
       },
       "the importing client's checks passed");
+}
+
+/* service.h's rig_service_share_fd and rig_service_import_fd: the exporter
+ * passes the descriptor over a Unix socket (SCM_RIGHTS), and the importer
+ * imports through it the bytes the exporter wrote, without a token; a
+ * descriptor that names no export (a memfd of the importer's own), and a
+ * negative one, answer RIG_EINVAL. */
+Test(clients, a_process_imports_through_a_descriptor_passed_to_it, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  constexpr int64_t bytes = 8192;
+  run_linked_pair(
+      [&](int importer) {
+        connect_service(rigd.socket);
+        rig_buffer_t *b = create_buffer(open_device("MEM:0@rigd"), bytes);
+        write_pattern(b, 5);
+        int fd = -1;
+        rig_status_t status = rig_service_share_fd(b, &fd);
+        require(status == RIG_OK && fd >= 0, "share_fd: %s: %s", rig_status_name(status), rig_last_error());
+        uint64_t tag = 1, step = 0;
+        require(rig::proxy::send_message(importer, std::as_bytes(std::span(&tag, 1)), std::span(&fd, 1)),
+                "the importer is gone");
+        close(fd);
+        // The export lasts while this process stays connected.
+        require(receive_value(importer, step, client_start_ms), "the importer is gone");
+        rig_buffer_unref(b);
+        return 0;
+      },
+      "the exporter's checks passed",
+      [&](int exporter_end) {
+        connect_service(rigd.socket);
+        rig_device_t *d = open_device("MEM:0@rigd");
+        uint64_t tag = 0;
+        int fd = -1;
+        size_t received = 0;
+        require(rig::proxy::receive_message(exporter_end, std::as_writable_bytes(std::span(&tag, 1)),
+                                            std::span(&fd, 1), &received) &&
+                    received == 1,
+                "the exporter passed a descriptor");
+        rig_buffer_t *b = nullptr;
+        rig_status_t status = rig_service_import_fd(d, fd, &b);
+        require(status == RIG_OK, "import_fd: %s: %s", rig_status_name(status), rig_last_error());
+        require(rig_buffer_bytes(b) == bytes, "the import has the export's bytes");
+        check_pattern(b, 5);
+        rig_buffer_unref(b);
+        close(fd);
+
+        rig_buffer_t *none = nullptr;
+        int own = memfd_create("not-an-export", MFD_CLOEXEC);
+        require(own >= 0, "memfd_create");
+        require(rig_service_import_fd(d, own, &none) == RIG_EINVAL && none == nullptr,
+                "a descriptor rigd did not make: EINVAL");
+        close(own);
+        require(rig_service_import_fd(d, -1, &none) == RIG_EINVAL && none == nullptr, "fd -1: EINVAL");
+        require(send_value(exporter_end, 1), "the exporter is gone");
+        return 0;
+      },
+      "the importer read the exporter's bytes through the descriptor");
 }
 
 /* DESIGN.md "The per-host service", the shared-buffer table: a host access

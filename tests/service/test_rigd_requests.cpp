@@ -165,6 +165,44 @@ Test(rigd_requests, words_run_on_the_machines_host_only, .timeout = 60) {
   cr_assert(first == 9);
 }
 
+/* protocol.h, exports as descriptors: rigd makes a descriptor only for an
+ * export of the asking client's own, names the export's token to any client
+ * that passes that descriptor back, and answers RIG_EINVAL for another
+ * client's token, a descriptor it did not make, or an unknown op; the
+ * session goes on after each. */
+Test(rigd_requests, an_export_descriptor_names_the_export_to_its_holder_alone, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  Client exporter(rigd.socket), other(rigd.socket);
+  uint64_t proxy = exporter.open(0);
+  rig_proxy_completion a = exporter.alloc(static_cast<uint32_t>(proxy), 4096);
+  rig_proxy_entry e{};
+  e.opcode = RIG_PROXY_OP_EXPORT;
+  e.device = static_cast<uint32_t>(proxy);
+  e.args[0] = a.value;
+  e.args[2] = 4096;
+  rig_proxy_completion exported = exporter.request(e);
+  cr_assert(exported.status == rig_ok);
+  uint64_t token = exported.value;
+
+  int fd = -1;
+  cr_assert(other.ask_fd(RIG_PROXY_FD_OF_EXPORT, token, -1, &fd).status == rig_einval && fd < 0,
+            "no descriptor for another client's export");
+  cr_assert(exporter.ask_fd(RIG_PROXY_FD_OF_EXPORT, token + 1, -1, &fd).status == rig_einval && fd < 0,
+            "no descriptor for a token that names no export");
+  cr_assert(exporter.ask_fd(RIG_PROXY_FD_OF_EXPORT, token, -1, &fd).status == rig_ok && fd >= 0);
+  int ignored = -1;
+  rig_proxy_fd_reply named = other.ask_fd(RIG_PROXY_EXPORT_OF_FD, 0, fd, &ignored);
+  cr_assert(named.status == rig_ok && named.token == token, "the holder of the descriptor learns the token");
+  int own = memfd_create("not-an-export", MFD_CLOEXEC);
+  cr_assert(other.ask_fd(RIG_PROXY_EXPORT_OF_FD, 0, own, &ignored).status == rig_einval,
+            "a descriptor rigd did not make names nothing");
+  cr_assert(other.ask_fd(3, 0, -1, &ignored).status == rig_einval, "an unknown op");
+  close(own);
+  close(fd);
+  std::byte *arena;
+  cr_assert(other.arena(&arena) != 0, "the session goes on");
+}
+
 Test(rigd_requests, an_unsealed_arena_is_refused, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
   Client client(rigd.socket);
