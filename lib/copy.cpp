@@ -133,7 +133,8 @@ struct Copy {
     // Parts on one queue run in order, so a byte two boxes write holds
     // the later box's.
     for (const rig_box_t &b : boxes) parts.push_back(copy_part(x, s, d, b));
-    uint64_t v = submit_work(x, parts, {{src->alloc, false}, {dst->alloc, true}}, waits, nwaits);
+    const Use uses[] = {{src->alloc, false}, {dst->alloc, true}};
+    uint64_t v = submit_work(x, parts.data(), parts.size(), uses, 2, waits, nwaits);
     return rig_point_make(x, v);
   }
 

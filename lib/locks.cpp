@@ -14,11 +14,15 @@ thread_local volatile sig_atomic_t *interrupt_flag = nullptr;
 thread_local sigset_t caller_mask;
 RIG_HOT_TLS int mask_depth = 0;
 
-sigset_t all_but_faults() {
-  sigset_t s;
-  sigfillset(&s);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) sigdelset(&s, sig);
-  return s;
+// Every signal but those a fault raises, made once.
+const sigset_t &all_but_faults() {
+  static const sigset_t set = [] {
+    sigset_t s;
+    sigfillset(&s);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) sigdelset(&s, sig);
+    return s;
+  }();
+  return set;
 }
 
 }  // namespace
@@ -57,10 +61,7 @@ void rig_hold(int take) {
     rig::holds--;
 }
 
-void rig_mask(sigset_t *old) {
-  sigset_t s = rig::all_but_faults();
-  pthread_sigmask(SIG_BLOCK, &s, old);
-}
+void rig_mask(sigset_t *old) { pthread_sigmask(SIG_BLOCK, &rig::all_but_faults(), old); }
 
 void rig_unmask(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, nullptr); }
 
@@ -69,10 +70,7 @@ void rig_unblock(void) {
 }
 
 void rig_block(void) {
-  if (rig::mask_depth > 0) {
-    sigset_t s = rig::all_but_faults();
-    pthread_sigmask(SIG_BLOCK, &s, nullptr);
-  }
+  if (rig::mask_depth > 0) pthread_sigmask(SIG_BLOCK, &rig::all_but_faults(), nullptr);
 }
 
 void rig_set_interrupt_flag(volatile sig_atomic_t *flag) { rig::interrupt_flag = flag; }

@@ -4,6 +4,7 @@
 
 #include "allocation.hpp"
 
+#include <initializer_list>
 #include <vector>
 
 namespace rig {
@@ -22,9 +23,9 @@ struct Use {
 // work's size, unless it waits or the queues grow.
 uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t nparts, const Use *uses, size_t nuses,
                      const rig_point_t *waits, size_t nwaits);
-inline uint64_t submit_work(rig_device_t *d, const std::vector<rig_edge_part_t> &parts, const std::vector<Use> &uses,
-                            const rig_point_t *waits, size_t nwaits) {
-  return submit_work(d, parts.data(), parts.size(), uses.data(), uses.size(), waits, nwaits);
+inline uint64_t submit_work(rig_device_t *d, std::initializer_list<rig_edge_part_t> parts,
+                            std::initializer_list<Use> uses, const rig_point_t *waits, size_t nwaits) {
+  return submit_work(d, parts.begin(), parts.size(), uses.begin(), uses.size(), waits, nwaits);
 }
 
 // Resolves the caller's points into dependencies; throws RIG_ELOST for a
