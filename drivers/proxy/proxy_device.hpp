@@ -18,10 +18,6 @@
 
 namespace rig::proxy {
 
-// A region of a proxy: memory rigd holds by handle (an alloc's, a peer
-// mapping's or an import's), or a host arena rigd maps by handle, the
-// region starting offset bytes into it.  Pinned memory is a shared host
-// block of the proxy's own (host), which rigd maps as an arena.
 // What the regions over one allocation of rigd's share (the region it was
 // allocated or imported as, and its mappings): its row of rigd's
 // shared-buffer table once exported or as an import, where other
@@ -33,6 +29,10 @@ struct RegionShare {
   std::vector<uint64_t> handles;  // under mu; row is set under mu too
 };
 
+// A region of a proxy: memory rigd holds by handle (an alloc's, a peer
+// mapping's or an import's), or a host arena rigd maps by handle, the
+// region starting offset bytes into it.  Pinned memory is a shared host
+// block of the proxy's own (host), which rigd maps as an arena.
 struct ProxyRegion {
   uint64_t handle;
   uint64_t offset;
