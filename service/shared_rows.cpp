@@ -51,13 +51,17 @@ void SharedRows::give_back(uint32_t index) {
 }
 
 std::shared_ptr<SharedRow> RowSlot::row() const {
+  if (!has_row_.load(std::memory_order_acquire)) return nullptr;
   std::lock_guard g(mu_);
   return row_;
 }
 
 std::shared_ptr<SharedRow> RowSlot::row_or(const std::function<std::shared_ptr<SharedRow>()> &make) {
   std::lock_guard g(mu_);
-  if (!row_) row_ = make();
+  if (!row_) {
+    row_ = make();
+    has_row_.store(row_ != nullptr, std::memory_order_release);
+  }
   return row_;
 }
 

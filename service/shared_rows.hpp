@@ -6,6 +6,7 @@
 
 #include "served.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,17 +64,19 @@ class SharedRows {
 class RowSlot {
  public:
   RowSlot() = default;
-  explicit RowSlot(std::shared_ptr<SharedRow> row) noexcept : row_(std::move(row)) {}
+  explicit RowSlot(std::shared_ptr<SharedRow> row) noexcept : has_row_(row != nullptr), row_(std::move(row)) {}
   RowSlot(const RowSlot &) = delete;
   RowSlot &operator=(const RowSlot &) = delete;
 
-  // The row, or NULL where the memory has none.
+  // The row, or NULL where the memory has none: then without a lock, since
+  // a hand-over asks for each part's.
   std::shared_ptr<SharedRow> row() const;
   // The row, which make gives where there is none yet; NULL where make
   // gives none.
   std::shared_ptr<SharedRow> row_or(const std::function<std::shared_ptr<SharedRow>()> &make);
 
  private:
+  std::atomic<bool> has_row_{false};  // set once row_ is, never cleared
   mutable std::mutex mu_;
   std::shared_ptr<SharedRow> row_;
 };

@@ -14,6 +14,8 @@
 
 #include <rig/service.h>
 
+#include <fcntl.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -307,7 +309,9 @@ rig_status_t rig_service_import_fd(rig_device_t *d, int fd, rig_buffer_t **out) 
   RIG_API_CALL({
     require(out != nullptr, "out is NULL");
     *out = nullptr;
-    require(fd >= 0, "fd is negative");
+    // A descriptor that is not open would fail the socket's send, and so
+    // the connection: refused here.
+    require(fd >= 0 && fcntl(fd, F_GETFD) != -1, "fd is not an open descriptor");
     proxy::ProxyDevice *proxy = importing_proxy(d);
     uint64_t token = driver_call(d, false, [&] { return proxy->token_of_fd(fd); });
     if (token == 0) throw_invalid("the descriptor names no export of " + d->name + "'s rigd");

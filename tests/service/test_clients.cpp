@@ -117,8 +117,9 @@ Test(clients, two_processes_share_a_buffer_and_a_view, .timeout = 60) {
 /* service.h's rig_service_share_fd and rig_service_import_fd: the exporter
  * passes the descriptor over a Unix socket (SCM_RIGHTS), and the importer
  * imports through it the bytes the exporter wrote, without a token; a
- * descriptor that names no export (a memfd of the importer's own), and a
- * negative one, answer RIG_EINVAL. */
+ * descriptor that names no export (a memfd of the importer's own), one
+ * that is not open, and a negative one answer RIG_EINVAL, and the proxy
+ * serves on. */
 Test(clients, a_process_imports_through_a_descriptor_passed_to_it, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
   constexpr int64_t bytes = 8192;
@@ -164,7 +165,12 @@ Test(clients, a_process_imports_through_a_descriptor_passed_to_it, .timeout = 60
         require(rig_service_import_fd(d, own, &none) == RIG_EINVAL && none == nullptr,
                 "a descriptor rigd did not make: EINVAL");
         close(own);
+        require(rig_service_import_fd(d, own, &none) == RIG_EINVAL && none == nullptr,
+                "a descriptor that is not open: EINVAL");
         require(rig_service_import_fd(d, -1, &none) == RIG_EINVAL && none == nullptr, "fd -1: EINVAL");
+        rig_buffer_t *after = create_buffer(d, 64);
+        require(!rig_lost(d), "the refused descriptors left the proxy serving");
+        rig_buffer_unref(after);
         require(send_value(exporter_end, 1), "the exporter is gone");
         return 0;
       },

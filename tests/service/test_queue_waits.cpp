@@ -71,6 +71,23 @@ rig_point_t copy(rig_buffer_t *src, rig_buffer_t *dst) {
   return p;
 }
 
+// Submits a words part of the n writes on d, their memory the n buffers
+// (slot j for write j), after waits; answers rig_submit's status.
+rig_status_t submit_words(rig_device_t *d, rig_word_write_t *writes, size_t n, rig_buffer_t *const *buffers,
+                          const rig_point_t *waits, size_t nwaits, rig_point_t *out) {
+  rig_part_t words{};
+  words.kind = RIG_WORDS;
+  words.u.words.writes = writes;
+  words.u.words.count = n;
+  rig_submission_t *submission = nullptr;
+  cr_assert(rig_submission_make(d, &words, 1, nullptr, &submission) == RIG_OK, "%s", rig_last_error());
+  rig_run_t *run = nullptr;
+  cr_assert(rig_submission_take(submission, &run) == RIG_OK, "%s", rig_last_error());
+  rig_status_t status = rig_submit(run, buffers, n, waits, nwaits, out);
+  rig_submission_unref(submission);
+  return status;
+}
+
 }  // namespace
 
 Test(queue_waits, a_hand_over_waits_on_another_proxy_in_rigd, .timeout = 60) {
@@ -135,17 +152,10 @@ Test(queue_waits, the_machines_host_runs_words_after_what_they_wait_for, .timeou
   rig_buffer_t *s = create(sim, 4096);
   rig_point_t slow = fill(s, 5);
   rig_buffer_t *on_cpu = create(cpu, 64);
-  rig_word_write_t writes[] = {{{0, nullptr}, 0, 0xfeed}, {{0, nullptr}, 8, 1}, {{0, nullptr}, 8, 2}};
-  rig_part_t words{};
-  words.kind = RIG_WORDS;
-  words.u.words.writes = writes;
-  words.u.words.count = 3;
-  rig_submission_t *submission = nullptr;
-  cr_assert(rig_submission_make(cpu, &words, 1, nullptr, &submission) == RIG_OK, "%s", rig_last_error());
-  rig_run_t *run = nullptr;
-  cr_assert(rig_submission_take(submission, &run) == RIG_OK, "%s", rig_last_error());
+  rig_word_write_t writes[] = {{{0, nullptr}, 0, 0xfeed}, {{1, nullptr}, 8, 1}, {{2, nullptr}, 8, 2}};
+  rig_buffer_t *slots[] = {on_cpu, on_cpu, on_cpu};
   rig_point_t written;
-  cr_assert(rig_submit(run, &on_cpu, 1, &slow, 1, &written) == RIG_OK, "%s", rig_last_error());
+  cr_assert(submit_words(cpu, writes, 3, slots, &slow, 1, &written) == RIG_OK, "%s", rig_last_error());
   bool words_done = reached(written), fill_done = reached(slow);
   cr_expect(!words_done || fill_done, "PROXY-39: the words ran before the fill they wait for");
   cr_expect(!fill_done, "the sim's fill (100 ms) was done before the words were handed over");
@@ -155,7 +165,6 @@ Test(queue_waits, the_machines_host_runs_words_after_what_they_wait_for, .timeou
   cr_assert(rig_buffer_blit_to_bytes(on_cpu, 0, seen, sizeof seen, 0, sizeof seen) == RIG_OK, "%s", rig_last_error());
   cr_expect(seen[0] == 0xfeed && seen[1] == 2, "the words, in order: %#lx %#lx", static_cast<unsigned long>(seen[0]),
             static_cast<unsigned long>(seen[1]));
-  rig_submission_unref(submission);
   rig_buffer_unref(on_cpu);
   rig_buffer_unref(s);
 }
@@ -168,21 +177,12 @@ Test(queue_waits, a_proxy_refuses_words, .timeout = 60) {
   RigdProcess rigd = slow_rigd("MEM:0", "0");
   rig_device_t *d = open_proxy("MEM:0@rigd");
   rig_buffer_t *b = create(d, 64);
-  rig_word_write_t write{{0, b}, 0, 7};
-  rig_part_t words{};
-  words.kind = RIG_WORDS;
-  words.u.words.writes = &write;
-  words.u.words.count = 1;
-  rig_submission_t *s = nullptr;
-  cr_assert(rig_submission_make(d, &words, 1, nullptr, &s) == RIG_OK, "%s", rig_last_error());
-  rig_run_t *run = nullptr;
-  cr_assert(rig_submission_take(s, &run) == RIG_OK, "%s", rig_last_error());
+  rig_word_write_t write{{0, nullptr}, 0, 7};
   rig_point_t p;
-  cr_expect(rig_submit(run, nullptr, 0, nullptr, 0, &p) == RIG_EINVAL, "PROXY-41: words ran on MEM:0@rigd");
+  cr_expect(submit_words(d, &write, 1, &b, nullptr, 0, &p) == RIG_EINVAL, "PROXY-41: words ran on MEM:0@rigd");
   cr_expect(std::string(rig_last_error()).find("no such work") != std::string::npos, "%s", rig_last_error());
   uint64_t word = 1;
   cr_assert(rig_buffer_blit_to_bytes(b, 0, &word, 8, 0, 8) == RIG_OK, "%s", rig_last_error());
   cr_expect(word != 7, "the refused words part wrote its word");
-  rig_submission_unref(s);
   rig_buffer_unref(b);
 }
