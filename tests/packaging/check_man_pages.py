@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks that the section 3 man pages name every function rig.h declares
-in their NAME sections (so `man` and `apropos` find each), and that every
-page a SEE ALSO names exists or belongs to another project.
+"""Checks that the section 3 man pages name every function the public
+headers declare in their NAME sections (so `man` and `apropos` find each),
+and that every page a SEE ALSO names exists or belongs to another
+project.
 
 Usage: check_man_pages.py MAN_DIR CHECK_EXPORTS_DIR HEADER..."""
 import glob
