@@ -74,19 +74,12 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
 }
 
 std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::string &config) {
-  Current &current = current_[device];
+  std::shared_ptr<Instance> &current = current_[device];
   // The client's proxies of a device share its instance while it lives;
   // one opened with other configuration would be another device.
-  if (current.instance && !rig_lost(current.instance->device()))
-    return config == current.config ? current.instance : nullptr;
-  // Appended piece by piece: a chain of + trips a false -Wrestrict of GCC 12.
-  std::string tag = "c";
-  tag += std::to_string(client_);
-  tag += '.';
-  tag += std::to_string(++current.opened);
-  current.instance = served_.open_instance(device, tag, config);
-  current.config = config;
-  return current.instance;
+  if (current && !rig_lost(current->device())) return config == current->config() ? current : nullptr;
+  current = served_.open_instance(device, config);
+  return current;
 }
 
 rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer) {

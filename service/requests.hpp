@@ -39,13 +39,6 @@ class Requests {
     bool failed = false;  // its word is lost: it takes no more hand-overs
     std::shared_ptr<Instance> instance;  // the client's instance of the device
   };
-  // The client's instance of a served device that its next proxies use,
-  // the configuration it opened with, and how many it has opened.
-  struct Current {
-    std::shared_ptr<Instance> instance;
-    std::string config;
-    uint64_t opened = 0;
-  };
   // An OPEN's configuration (its payload) is at most this long.
   static constexpr uint32_t max_config_bytes = 4096;
 
@@ -69,7 +62,8 @@ class Requests {
   rig::proxy::PayloadArena payload_;
   uint32_t proxy_limit_;
   std::vector<Proxy> proxies_;
-  std::vector<Current> current_;  // by served device
+  // By served device: the client's instance that its next proxies use.
+  std::vector<std::shared_ptr<Instance>> current_;
   // A hand-over's scratch, kept from one to the next.
   Handover work_;
   HeldParts held_;

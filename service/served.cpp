@@ -1,6 +1,7 @@
 // The devices rigd serves (served.hpp).
 #include "served.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
@@ -13,6 +14,12 @@ namespace {
 // rig's host runs only launches (HOST-04), and a memory device runs copies,
 // fills and words on this host, before its submit returns.
 constexpr const char *host_work_device = "MEM:host";
+
+// The idle instances a served device keeps for later clients.  Beyond them
+// an instance is closed: more than this many clients of one device left at
+// once, and an idle instance still holds what its driver made to run work
+// (queues, a timeline word).
+constexpr size_t max_idle_instances = 64;
 
 // Devices that stand for GPUs in tests, or are rigd's own host: served
 // only when named.
@@ -91,6 +98,13 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
   header.rows_offset = RIG_PROXY_CACHE_LINE * (1 + devices_.size());
   std::memcpy(segment_->base(), &header, sizeof header);
   instances_.resize(devices_.size());
+  idle_.resize(devices_.size());
+  opened_.resize(devices_.size());
+}
+
+ServedDevices::~ServedDevices() {
+  for (const auto &idle : idle_)
+    for (const Idle &i : idle) rig_close(i.device);
 }
 
 rig_proxy_shared_row *ServedDevices::shared_row(uint32_t r) const noexcept {
@@ -102,21 +116,58 @@ void ServedDevices::free_caches() const noexcept {
   for (const auto &d : devices_) rig_free_cache(d.get());
 }
 
-std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::string &tag,
-                                                      const std::string &config) const {
-  std::string name = std::string(rig_device_name(devices_[i].get())) + "~" + tag;
-  rig_open_options_t options{sizeof options, config.c_str()};
+Instance::Instance(rig_device_t *device, size_t served, std::string config, const ServedDevices &owner) noexcept
+    : device_(device), served_(served), config_(std::move(config)), taken_at_(rig_submitted(device)), owner_(owner) {}
+
+Instance::~Instance() { owner_.take_back(device_, served_, std::move(config_), taken_at_); }
+
+std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::string &config) const {
   rig_device_t *d = nullptr;
-  if (rig_open(name.c_str(), &options, &d) != RIG_OK) return nullptr;
-  auto instance = std::make_shared<Instance>(d, i);
+  std::string name;
+  {
+    std::lock_guard g(instances_mu_);
+    auto &idle = idle_[i];
+    auto it = std::find_if(idle.begin(), idle.end(), [&](const Idle &x) { return x.config == config; });
+    if (it != idle.end()) {
+      d = it->device;
+      idle.erase(it);
+    } else {
+      // Appended piece by piece: a chain of + trips a false -Wrestrict of GCC 12.
+      name = rig_device_name(devices_[i].get());
+      name += '~';
+      name += std::to_string(++opened_[i]);
+    }
+  }
+  if (!d) {
+    rig_open_options_t options{sizeof options, config.c_str()};
+    if (rig_open(name.c_str(), &options, &d) != RIG_OK) return nullptr;
+  }
+  auto instance = std::make_shared<Instance>(d, i, config, *this);
   std::lock_guard g(instances_mu_);
   std::erase_if(instances_[i], [](const std::weak_ptr<Instance> &w) { return w.expired(); });
   instances_[i].push_back(instance);
   return instance;
 }
 
+void ServedDevices::take_back(rig_device_t *d, size_t i, std::string config, uint64_t taken_at) const noexcept {
+  // The last client's work done, its memory goes back to the driver, so
+  // that the next client finds the instance as a new one, holding nothing.
+  uint64_t last = rig_submitted(d);
+  bool clean = last == taken_at || rig_point_wait(rig_point_make(d, last)) == RIG_OK;
+  clean = clean && rig_free_cache(d) == RIG_OK && !rig_lost(d);
+  {
+    std::lock_guard g(instances_mu_);
+    if (clean && idle_[i].size() < max_idle_instances) {
+      idle_[i].push_back({d, std::move(config)});
+      return;
+    }
+  }
+  rig_close(d);
+}
+
 int64_t ServedDevices::allocated(size_t i) const {
-  // Held outside the lock: the last hold of an instance closes it.
+  // Held outside the lock: the last hold of an instance takes it back,
+  // which takes the lock.
   std::vector<std::shared_ptr<Instance>> live;
   {
     std::lock_guard g(instances_mu_);
@@ -125,6 +176,8 @@ int64_t ServedDevices::allocated(size_t i) const {
   }
   int64_t bytes = rig_allocated(devices_[i].get());
   for (const auto &instance : live) bytes += rig_allocated(instance->device());
+  std::lock_guard g(instances_mu_);
+  for (const Idle &idle : idle_[i]) bytes += rig_allocated(idle.device);
   return bytes;
 }
 

@@ -15,25 +15,33 @@
 
 namespace rigd {
 
+class ServedDevices;
+
 // An instance of a served device for one client (rig_open of NAME~TAG): a
 // device of its own, with its own timeline, memory and faults, so that a
 // fault in the work one client submitted loses that client's proxies only.
-// Closed once nothing holds it: the client's proxies, memory allocated on
-// it, and other clients' imports of that memory.
+// Once nothing holds it (the client's proxies, memory allocated on it, and
+// other clients' imports of that memory), it goes back to its served
+// device (ServedDevices::open_instance).
 class Instance {
  public:
-  Instance(rig_device_t *device, size_t served) noexcept : device_(device), served_(served) {}
-  ~Instance() { rig_close(device_); }
+  Instance(rig_device_t *device, size_t served, std::string config, const ServedDevices &owner) noexcept;
+  ~Instance();
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
 
   rig_device_t *device() const noexcept { return device_; }
   // The index of the served device it is an instance of.
   size_t served() const noexcept { return served_; }
+  // The configuration it was opened with (rig_open's).
+  const std::string &config() const noexcept { return config_; }
 
  private:
   rig_device_t *device_;
   size_t served_;
+  std::string config_;
+  uint64_t taken_at_;  // rig_submitted as its client took it
+  const ServedDevices &owner_;
 };
 
 class ServedDevices {
@@ -45,6 +53,9 @@ class ServedDevices {
   // since rig's host runs launches only.  Throws std::runtime_error with
   // rig's reason if a named device does not open.
   explicit ServedDevices(const std::vector<std::string> &names);
+  // Closes the idle instances, then the served devices; every Instance
+  // has gone back before.
+  ~ServedDevices();
   ServedDevices(const ServedDevices &) = delete;
   ServedDevices &operator=(const ServedDevices &) = delete;
 
@@ -55,12 +66,17 @@ class ServedDevices {
   // Returns every served device's cached memory to its driver (rig_free_cache).
   void free_caches() const noexcept;
 
-  // Opens a new instance of served device i, named NAME~tag, with config
-  // (rig_open's); NULL where it does not open (rig_last_error says why).
-  std::shared_ptr<Instance> open_instance(size_t i, const std::string &tag, const std::string &config) const;
+  // An instance of served device i opened with config (rig_open's): an
+  // idle one, which an earlier client left with its work done, its memory
+  // returned and no fault, else a new one, named NAME~n; NULL where none
+  // opens (rig_last_error says why).  Taking idle instances again bounds
+  // what rigd keeps of instances by the clients connected at once, not by
+  // every client that ever came: rig keeps a device's record for the
+  // process's life, even once it is closed.
+  std::shared_ptr<Instance> open_instance(size_t i, const std::string &config) const;
 
-  // The bytes allocated on served device i and on its live instances
-  // (rig_allocated of each).
+  // The bytes allocated on served device i and on its instances, live and
+  // idle (rig_allocated of each).
   int64_t allocated(size_t i) const;
 
   // Counts one more value done on device i in its word of the device
@@ -76,11 +92,23 @@ class ServedDevices {
   struct Close {
     void operator()(rig_device_t *d) const noexcept { rig_close(d); }
   };
+  friend class Instance;
+  // Takes back an instance that nothing holds: idle once its work is done
+  // and its memory returned, or closed where it is lost, or where
+  // max_idle_instances of its served device are idle already.
+  void take_back(rig_device_t *d, size_t i, std::string config, uint64_t taken_at) const noexcept;
+
+  struct Idle {
+    rig_device_t *device;
+    std::string config;
+  };
   std::vector<std::unique_ptr<rig_device_t, Close>> devices_;
   std::vector<rig_proxy_device_record> records_;
   std::unique_ptr<Segment> segment_;
   mutable std::mutex instances_mu_;
   mutable std::vector<std::vector<std::weak_ptr<Instance>>> instances_;  // by served device
+  mutable std::vector<std::vector<Idle>> idle_;                       // by served device
+  mutable std::vector<uint64_t> opened_;  // instances opened, by served device: their names
 };
 
 }  // namespace rigd
