@@ -95,6 +95,15 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
       rig_buffer_create(instance->device(), static_cast<int64_t>(bytes), static_cast<rig_memory_t>(kind), &b);
   if (status == RIG_ENOMEM) answer.detail = bytes;
   if (status != RIG_OK) return status;
+  // The driver's allocator and rig's cache hand back memory that other
+  // clients' work wrote: a client's new memory is zeroed first, and b's
+  // stamps order the fill before every use of it.
+  rig_point_t zeroed;
+  status = rig_buffer_submit_fill(b, 0, nullptr, 0, &zeroed);
+  if (status != RIG_OK) {
+    rig_buffer_unref(b);
+    return status;
+  }
   answer.value = objects_.add(b, static_cast<int64_t>(bytes), {instance, nullptr, nullptr});
   return RIG_OK;
 }
