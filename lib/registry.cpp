@@ -18,6 +18,9 @@ struct Slot {
   std::atomic<rig_device_t *> current{nullptr};
   uint64_t last = 0;                    // the last value its devices were given
   std::vector<rig_device_t *> devices;  // every device that held it, in order
+  // devices' last, read without the lock: the values after its start are
+  // its own, and a point nearly always names one of them.
+  std::atomic<rig_device_t *> latest{nullptr};
 };
 
 // The open device of a name, and the lock an open of that name holds while
@@ -130,6 +133,7 @@ rig_device_t *host() {
     std::lock_guard<std::mutex> g(r.mu);
     r.slots[0].current = d;
     r.slots[0].devices.push_back(d);
+    r.slots[0].latest.store(d, std::memory_order_release);
     r.names["CPU"].device = d;
     r.next_free_hint = 1;
     return d;
@@ -140,8 +144,11 @@ rig_device_t *host() {
 rig_device_t *device_of_value(uint16_t slot, uint64_t value) {
   host();
   Registry &r = registry();
-  std::lock_guard<std::mutex> g(r.mu);
   if (slot >= kSlots) return nullptr;
+  // A record is never freed and its start never changes.
+  rig_device_t *latest = r.slots[slot].latest.load(std::memory_order_acquire);
+  if (latest && latest->start < value) return latest;
+  std::lock_guard<std::mutex> g(r.mu);
   const auto &devices = r.slots[slot].devices;
   for (auto it = devices.rbegin(); it != devices.rend(); ++it)
     if ((*it)->start < value) return *it;
@@ -280,6 +287,7 @@ rig_device_t *open_device_with(const char *name_c, Driver *driver,
   std::lock_guard<std::mutex> g(r.mu);
   r.slots[slot].current = d;
   r.slots[slot].devices.push_back(d);
+  r.slots[slot].latest.store(d, std::memory_order_release);
   r.names[name].device = d;
   r.names[name].opener = std::thread::id();
   return d;

@@ -11,6 +11,7 @@
 
 #include <rig/rig.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -55,7 +56,8 @@ class Completions {
   void fail(uint32_t proxy, const std::string &why);
 
   // Appends to points those of proxy's values up to value that are not
-  // done yet.
+  // done yet.  Called by the thread that calls expect, as expect is the
+  // only one that queues values.
   void pending(uint32_t proxy, uint64_t value, std::vector<rig_point_t> &points) const;
 
  private:
@@ -93,6 +95,7 @@ class Completions {
   mutable std::mutex mu_;
   std::mutex lost_mu_;  // marking a word lost: one why each
   std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value
+  std::atomic<size_t> queued_{0};             // values in the lanes, for pending
   bool ending_ = false;
 };
 
