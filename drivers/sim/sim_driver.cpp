@@ -26,6 +26,8 @@
 //                  touches memory it may not would (default none): the
 //                  knob of sim_inject.h's fault_at, for a process that
 //                  cannot reach that capability, such as rigd's clients
+//                  (N counts the values of rigd's instance, its zeroing
+//                  of a client's new memory among them)
 // Tests inject faults through the capability of sim_inject.h.
 #include "sim_inject.h"
 
