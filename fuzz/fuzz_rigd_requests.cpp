@@ -27,6 +27,8 @@
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -325,7 +327,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rigd::ClientObjects objects(quota_bytes);
     uint32_t sleepers = 0;  // no thread sleeps on the words here
     rigd::Completions completions(words, &sleepers, served());
-    rigd::Requests requests(served(), exports, client, objects, completions, arena, proxy_limit);
+    rigd::Requests requests(served(), exports, client, getuid(), objects, completions, arena, proxy_limit);
     Steps steps(input, model, arena);
     uint64_t tag = 0;
     while (input.remaining_bytes() > 0) {

@@ -9,6 +9,9 @@
 
 #include <rig/rig.h>
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -42,9 +45,18 @@ class Exports {
   uint64_t add(uint64_t owner, size_t device, rig_buffer_t *view, Shared shared);
 
   // A new reference to the token's buffer, which must lie on served device
-  // `device`, with what it shares in *shared; NULL for no such token or
-  // another device.
-  rig_buffer_t *get(uint64_t token, size_t device, Shared *shared) const;
+  // `device`, with what it shares in *shared, for a client of user
+  // `importer`; NULL for no such token or another device.  A user's tries
+  // of tokens that name no export are bounded, over all of its clients:
+  // past most_wrong_tokens of them, one more a second, and every token
+  // answers NULL meanwhile, so that 48 random bits stay out of reach of
+  // trying tokens in turn.
+  rig_buffer_t *get(uint64_t token, size_t device, Shared *shared, uid_t importer);
+
+  // The tries of wrong tokens a user may make at once, and how many more
+  // each second gives back.
+  static constexpr double most_wrong_tokens = 64;
+  static constexpr double wrong_tokens_per_second = 1;
 
   // A descriptor naming the token, owner's export (rigd keeps it open
   // while the export lasts; the caller sends it and keeps nothing), or -1
@@ -65,10 +77,18 @@ class Exports {
     int fd = -1;  // fd_of's, once made: its inode names the export
     uint64_t fd_device = 0, fd_inode = 0;
   };
+  // The tries of wrong tokens a user has left, as of at.
+  struct WrongTokens {
+    double left;
+    std::chrono::steady_clock::time_point at;
+  };
   static void end(const Export &e) noexcept;
+  // Whether importer may try a token now (under mu_).
+  bool may_try(uid_t importer, std::chrono::steady_clock::time_point now);
   SharedRows rows_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Export> exports_;
+  std::unordered_map<uid_t, WrongTokens> wrong_tokens_;  // by user that tried one
 };
 
 }  // namespace rigd

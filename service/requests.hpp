@@ -20,11 +20,12 @@ namespace rigd {
 class Requests {
  public:
   // proxy_limit: the words of the client's completion segment; client:
-  // the client's number, which owns its exports.
-  Requests(const ServedDevices &served, Exports &exports, uint64_t client, ClientObjects &objects,
+  // the client's number, which owns its exports; user: the client's user,
+  // whose imports of tokens Exports bounds.
+  Requests(const ServedDevices &served, Exports &exports, uint64_t client, uid_t user, ClientObjects &objects,
            Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit) noexcept
-      : served_(served), exports_(exports), client_(client), objects_(objects), completions_(completions),
-        payload_(payload), proxy_limit_(proxy_limit), current_(served.size()) {}
+      : served_(served), exports_(exports), client_(client), user_(user), objects_(objects),
+        completions_(completions), payload_(payload), proxy_limit_(proxy_limit), current_(served.size()) {}
 
   // Runs the request entry, rigd's own copy of a ring entry, and answers
   // whether it has a completion, which it writes to answer: RIG_EINVAL with
@@ -57,6 +58,7 @@ class Requests {
   const ServedDevices &served_;
   Exports &exports_;
   uint64_t client_;
+  uid_t user_;
   ClientObjects &objects_;
   Completions &completions_;
   rig::proxy::PayloadArena payload_;

@@ -199,7 +199,10 @@ bool Session::admit() {
     why = "rigd cannot read the client's credentials";
   else if (!admits(policy_, peer->uid, peer->gid, peer->groups))
     why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
-  if (why.empty()) return true;
+  if (why.empty()) {
+    user_ = peer->uid;
+    return true;
+  }
   refuse(socket_, why);
   return false;
 }
@@ -225,7 +228,7 @@ void Session::run(const rig::proxy::RingSegment &rings, const Segment &completio
 void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion) {
   ClientObjects objects(policy_.quota_bytes);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_);
-  Requests requests(served_, exports_, client_, objects, completions, rings.payload(), proxy_words);
+  Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words);
   std::atomic<bool> stopping{false};
   std::thread poller([&] {
     if (run_poller(rings, requests, stopping) == PollerEnd::breach) {

@@ -46,6 +46,7 @@ class Session {
   const Policy &policy_;
   Exports &exports_;
   uint64_t client_;  // the client's number, unique in rigd's life
+  uid_t user_ = 0;   // the client's user, once admitted
   std::atomic<bool> ended_{false};
   std::thread thread_;
 };

@@ -16,7 +16,8 @@
  * outside the arena, gets RIG_EINVAL and changes nothing; an arena not
  * sealed against shrinking is refused; an alloc past the client's quota
  * answers RIG_ENOMEM with the bytes; a client that goes with work in
- * flight leaves rigd serving others and ending cleanly. */
+ * flight leaves rigd serving others and ending cleanly; a user trying
+ * tokens in turn finds no export. */
 #include "raw_client.hpp"
 #include "rigd_process.hpp"
 
@@ -25,7 +26,9 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 using namespace raw;
@@ -201,6 +204,44 @@ Test(rigd_requests, an_export_descriptor_names_the_export_to_its_holder_alone, .
   close(fd);
   std::byte *arena;
   cr_assert(other.arena(&arena) != 0, "the session goes on");
+}
+
+/* exports.hpp: a user's tries of tokens that name no export are bounded
+ * over all of its clients (Exports::most_wrong_tokens at once, then one a
+ * second), and every token answers RIG_EINVAL meanwhile, so that no client
+ * finds another's export by trying tokens in turn; the tries come back with
+ * time. */
+Test(rigd_requests, trying_tokens_in_turn_finds_no_export, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  Client exporter(rigd.socket), guesser(rigd.socket), later(rigd.socket);
+  uint64_t proxy = exporter.open(0);
+  rig_proxy_completion a = exporter.alloc(static_cast<uint32_t>(proxy), 4096);
+  rig_proxy_entry e{};
+  e.opcode = RIG_PROXY_OP_EXPORT;
+  e.device = static_cast<uint32_t>(proxy);
+  e.args[0] = a.value;
+  e.args[2] = 4096;
+  rig_proxy_completion exported = exporter.request(e);
+  cr_assert(exported.status == rig_ok);
+  uint64_t token = exported.value;
+
+  auto import = [&](Client &c, uint32_t on, uint64_t t) {
+    rig_proxy_entry i{};
+    i.opcode = RIG_PROXY_OP_IMPORT;
+    i.device = on;
+    i.args[0] = t;
+    return c.request(i).status;
+  };
+  auto guesser_proxy = static_cast<uint32_t>(guesser.open(0));
+  auto later_proxy = static_cast<uint32_t>(later.open(0));
+  // Tokens that differ from the export's in their random bits alone.
+  for (uint64_t k = 1; k <= 64; k++)
+    cr_assert(import(guesser, guesser_proxy, token ^ (k << RIG_PROXY_TOKEN_ROW_BITS)) == rig_einval,
+              "wrong token %llu names nothing", static_cast<unsigned long long>(k));
+  cr_assert(import(guesser, guesser_proxy, token) == rig_einval, "past its tries the user finds no export");
+  cr_assert(import(later, later_proxy, token) == rig_einval, "nor does another client of the user");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  cr_assert(import(later, later_proxy, token) == rig_ok, "a second later the user may try again");
 }
 
 Test(rigd_requests, an_unsealed_arena_is_refused, .timeout = 60) {
