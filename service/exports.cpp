@@ -41,21 +41,21 @@ uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, Shared 
   return token;
 }
 
-bool Exports::may_try(uid_t importer, std::chrono::steady_clock::time_point now) {
-  auto [it, first] = wrong_tokens_.try_emplace(importer, WrongTokens{most_wrong_tokens, now});
-  WrongTokens &w = it->second;
+Exports::WrongTokens &Exports::tries_of(uid_t importer, std::chrono::steady_clock::time_point now) {
+  WrongTokens &w = wrong_tokens_.try_emplace(importer, WrongTokens{most_wrong_tokens, now}).first->second;
   std::chrono::duration<double> since = now - w.at;
   w.left = std::min(most_wrong_tokens, w.left + since.count() * wrong_tokens_per_second);
   w.at = now;
-  return w.left >= 1;
+  return w;
 }
 
 rig_buffer_t *Exports::get(uint64_t token, size_t device, Shared *shared, uid_t importer) {
   std::lock_guard g(mu_);
-  if (!may_try(importer, std::chrono::steady_clock::now())) return nullptr;
+  WrongTokens &tries = tries_of(importer, std::chrono::steady_clock::now());
+  if (tries.left < 1) return nullptr;
   auto it = exports_.find(token);
   if (it == exports_.end()) {
-    wrong_tokens_[importer].left -= 1;
+    tries.left -= 1;
     return nullptr;
   }
   if (it->second.device != device) return nullptr;

@@ -83,8 +83,8 @@ class Exports {
     std::chrono::steady_clock::time_point at;
   };
   static void end(const Export &e) noexcept;
-  // Whether importer may try a token now (under mu_).
-  bool may_try(uid_t importer, std::chrono::steady_clock::time_point now);
+  // The tries of wrong tokens importer has left now (under mu_).
+  WrongTokens &tries_of(uid_t importer, std::chrono::steady_clock::time_point now);
   SharedRows rows_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Export> exports_;
