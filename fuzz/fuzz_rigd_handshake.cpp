@@ -118,7 +118,8 @@ void rigd_side(FuzzedDataProvider &in) {
   OwnedFd client(pair[0]);
   rigd::Policy policy;  // admits every peer
   rigd::Exports exports(served());
-  rigd::Session session(pair[1], served(), policy, exports);
+  rigd::UserClients users(policy.max_clients_per_user);
+  rigd::Session session(pair[1], served(), policy, exports, users);
 
   uint8_t code = in.ConsumeIntegral<uint8_t>();
   rig_proxy_hello hello{RIG_PROXY_MAGIC_HELLO, RIG_PROXY_VERSION};

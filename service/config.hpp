@@ -17,6 +17,9 @@ struct Policy {
   std::vector<uid_t> users;  // allow_users: admitted uids
   std::vector<gid_t> groups; // allow_groups: admitted gids
   int64_t quota_bytes = 0;   // quota_bytes: device memory per client; 0 for none
+  // max_clients_per_user: the clients one user may have connected at once;
+  // 0 for no bound.
+  int64_t max_clients_per_user = 256;
 };
 
 struct Options {
@@ -32,8 +35,9 @@ struct Options {
 Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
-// keys allow_users and allow_groups (comma-separated names or numbers) and
-// quota_bytes.  Throws std::invalid_argument naming the line.
+// keys allow_users and allow_groups (comma-separated names or numbers),
+// quota_bytes and max_clients_per_user.  Throws std::invalid_argument
+// naming the line.
 Policy parse_config(std::istream &in);
 
 // Whether policy admits a peer of uid, primary gid and supplementary groups.

@@ -57,6 +57,7 @@ void serve(const rigd::Listener &listener, int signals, const rigd::ServedDevice
   // Declared first: the sessions end, and let go of their exports, before
   // the table goes.
   rigd::Exports exports(served);
+  rigd::UserClients users(policy.max_clients_per_user);
   std::list<std::unique_ptr<rigd::Session>> sessions;
   for (;;) {
     pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {signals, POLLIN, 0}};
@@ -67,7 +68,7 @@ void serve(const rigd::Listener &listener, int signals, const rigd::ServedDevice
     if (fds[1].revents) break;
     sessions.remove_if([](const auto &s) { return s->ended(); });
     int client = accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (client >= 0) sessions.push_back(std::make_unique<rigd::Session>(client, served, policy, exports));
+    if (client >= 0) sessions.push_back(std::make_unique<rigd::Session>(client, served, policy, exports, users));
   }
   for (auto &s : sessions) s->stop();
 }

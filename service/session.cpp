@@ -148,8 +148,15 @@ uint64_t next_client() {
 
 }  // namespace
 
-Session::Session(int socket, const ServedDevices &served, const Policy &policy, Exports &exports)
-    : socket_(socket), served_(served), policy_(policy), exports_(exports), client_(next_client()), thread_([this] {
+Session::Session(int socket, const ServedDevices &served, const Policy &policy, Exports &exports,
+                 UserClients &users)
+    : socket_(socket),
+      served_(served),
+      policy_(policy),
+      exports_(exports),
+      users_(users),
+      client_(next_client()),
+      thread_([this] {
         try {
           serve();
         } catch (const std::exception &e) {
@@ -172,6 +179,7 @@ void Session::serve() {
     Session &session;
     ~MarkEnded() {
       session.stop();
+      if (session.counted_) session.users_.leave(session.user_);
       session.ended_.store(true, std::memory_order_release);
     }
   } mark{*this};
@@ -199,8 +207,12 @@ bool Session::admit() {
     why = "rigd cannot read the client's credentials";
   else if (!admits(policy_, peer->uid, peer->gid, peer->groups))
     why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
+  else if (!users_.join(peer->uid))
+    why = "user " + std::to_string(peer->uid) + " has " + std::to_string(users_.most()) +
+          " clients connected, the most rigd's policy admits (max_clients_per_user)";
   if (why.empty()) {
     user_ = peer->uid;
+    counted_ = true;  // the last check joined
     return true;
   }
   refuse(socket_, why);

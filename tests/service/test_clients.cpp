@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <span>
 #include <thread>
@@ -520,4 +521,34 @@ Test(clients, a_user_outside_the_policy_is_refused, .timeout = 60) {
     return 0;
   });
   cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
+}
+
+/* rigd(8), max_clients_per_user: a user's clients connected at once are
+ * bounded; one past the bound is refused with the reason (rig_service_connect
+ * answers RIG_EOPEN), and once one goes another is admitted. */
+Test(clients, a_user_past_its_clients_is_refused_until_one_goes, .timeout = 60) {
+  RigdProcess rigd = start_rigd_with_config({"--devices", "MEM:0"}, "max_clients_per_user = 2\n");
+  auto first = std::make_unique<raw::Client>(rigd.socket);
+  raw::Client second(rigd.socket);
+  auto connect_answers = [&](rig_status_t expected) {
+    pid_t client = fork_client([&] {
+      rig_service_options_t options{sizeof options, rigd.socket.c_str()};
+      rig_status_t status = rig_service_connect(&options, NULL);
+      require(status == expected, "connect answers %s", rig_status_name(status));
+      if (status == RIG_EOPEN)
+        require(std::strstr(rig_last_error(), "max_clients_per_user") != nullptr, "the reason is \"%s\"",
+                rig_last_error());
+      return 0;
+    });
+    return ended_cleanly(await_client(client, client_end_s));
+  };
+  cr_assert(connect_answers(RIG_EOPEN), "a third client of the user is refused");
+  first.reset();
+  // rigd counts the first client out as its session ends, a moment later.
+  bool admitted = false;
+  for (int tries = 0; tries < 50 && !admitted; tries++) {
+    admitted = connect_answers(RIG_OK);
+    if (!admitted) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  cr_assert(admitted, "with the first gone, another is admitted");
 }

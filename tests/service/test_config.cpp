@@ -7,9 +7,11 @@
  * defaults ($RIG_SERVICE, $XDG_RUNTIME_DIR/rig/rigd.sock,
  * /run/rig/rigd.sock); config lines, comments and errors naming their
  * line; a policy without lists admits everyone, one with lists only a
- * listed uid, primary group or supplementary group. */
+ * listed uid, primary group or supplementary group; a user's connected
+ * clients are bounded by max_clients_per_user, each user apart. */
 #include "config.hpp"
 #include "service_path.hpp"
+#include "user_clients.hpp"
 
 #include <criterion/criterion.h>
 
@@ -80,10 +82,13 @@ Test(config, config_lines) {
       "allow_users = 1000, 1001\n"
       "\n"
       "allow_groups = 0   # root's group\n"
-      "quota_bytes = 1048576\n");
+      "quota_bytes = 1048576\n"
+      "max_clients_per_user = 8\n");
   cr_assert(p.users == (std::vector<uid_t>{1000, 1001}));
   cr_assert(p.groups == (std::vector<gid_t>{0}));
   cr_assert(p.quota_bytes == 1048576);
+  cr_assert(p.max_clients_per_user == 8);
+  cr_assert(config("").max_clients_per_user == 256, "256 clients a user by default");
   cr_assert(config("allow_users = root").users == (std::vector<uid_t>{0}), "a user by name");
 }
 
@@ -92,6 +97,7 @@ Test(config, config_errors_name_their_line) {
   cr_assert(config_error("colour = blue").find("unknown key colour") != std::string::npos);
   cr_assert(config_error("quota_bytes = -1").starts_with("line 1: "));
   cr_assert(config_error("quota_bytes = 12kb") != "");
+  cr_assert(config_error("max_clients_per_user = -1").starts_with("line 1: "));
   cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
 }
 
@@ -107,4 +113,15 @@ Test(config, policy_admits_listed_peers_only) {
   cr_assert(admits(p, 2000, 2000, staff), "a listed supplementary group");
   cr_assert(!admits(p, 2000, 2000, none), "neither user nor group listed");
   cr_assert(!admits(p, 0, 0, none), "root is not admitted unless listed");
+}
+
+Test(config, each_users_clients_are_bounded_apart) {
+  rigd::UserClients users(2);
+  cr_assert(users.join(1000) && users.join(1000), "two clients of a user");
+  cr_assert(!users.join(1000), "not a third");
+  cr_assert(users.join(1001), "another user's count is its own");
+  users.leave(1000);
+  cr_assert(users.join(1000), "one gone, another comes");
+  rigd::UserClients unbounded(0);
+  for (int i = 0; i < 1000; i++) cr_assert(unbounded.join(1000), "0: no bound");
 }
