@@ -49,8 +49,8 @@ class Session {
   const Policy &policy_;
   Exports &exports_;
   UserClients &users_;
-  uint64_t client_;  // the client's number, unique in rigd's life
-  uid_t user_ = 0;   // the client's user, once admitted
+  uint64_t client_;       // the client's number, unique in rigd's life
+  uid_t user_ = 0;        // the client's user, once admitted
   bool counted_ = false;  // in users_, until the session ends
   std::atomic<bool> ended_{false};
   std::thread thread_;
