@@ -168,6 +168,18 @@ void add_stamp(Allocation *a, rig_device_t *d, uint64_t v, bool write) {
   a->stamps.push_back({d, write ? v : 0, v});
 }
 
+bool forget_lost_work(Allocation *a) {
+  Guard g(a->mu);
+  bool may_run = false;
+  std::erase_if(a->stamps, [&](const Stamp &s) {
+    if (!s.device->is_lost()) return false;
+    if (s.device->stopped()) return true;
+    may_run = may_run || s.use > s.device->reached_at_loss();
+    return false;
+  });
+  return !may_run;
+}
+
 bool stamps_reached(Allocation *a, bool write) {
   std::vector<Dependency> deps;
   dependencies(a, write, nullptr, deps);

@@ -111,6 +111,13 @@ void add_unordered(Allocation *a, rig_device_t *d, uint64_t v);
 bool work_done(Allocation *a);
 // True iff the host may use the memory without waiting.
 bool stamps_reached(Allocation *a, bool write);
+// For memory of rig's own whose bytes a use writes before anything reads
+// them (staging): drops from a's stamps the points of lost devices that
+// have stopped, whose unreached work never runs, and answers false while
+// a lost device that has not stopped has a point there it never reached,
+// whose work may run yet.  A program's memory keeps such points (Memory
+// after a loss).
+bool forget_lost_work(Allocation *a);
 
 // Allocates n bytes of d's memory m (n > 0), reusing cached memory and
 // running the rounds of reclamation before answering RIG_ENOMEM.

@@ -53,6 +53,13 @@ void place_on_node(Allocation *a, int node) {
   mbind(a->host, static_cast<unsigned long>(kStagingBytes), MPOL_PREFERRED, &mask, sizeof mask * 8, MPOL_MF_MOVE);
 }
 
+// Whether a copy may use c now without depending on work a lost device
+// never reached: staging's bytes are rig's, written before they are read,
+// so the points of a lost device that has stopped are forgotten, and a
+// chunk waits only while such a device may still run work in it.  Another
+// device's copies thus never answer the loss (LOSS-11).
+bool clear_of_losses(const Chunk &c) { return forget_lost_work(c.alloc); }
+
 // Whether a can be staging: any memory can until the process shares host
 // memory, then only shared pages.
 bool usable(const Pool &p, const Allocation *a) { return !p.shared || p.shared(a->host, kStagingBytes); }
@@ -133,16 +140,19 @@ StagingLease take_host_written(int64_t n, int node) {
   Pool &p = pool();
   std::unique_lock<std::mutex> g(p.mu);
   // Once an allocation's work is seen done, bytes go to its start again.
+  std::vector<Chunk *> free;
   for (Chunk &c : p.chunks)
-    if (c.node == node && c.holders == 0 && c.fill > 0 && work_done(c.alloc)) {
-      c.fill = 0;
-      c.device_written = false;
+    if (c.node == node && c.holders == 0 && clear_of_losses(c)) free.push_back(&c);
+  for (Chunk *c : free)
+    if (c->fill > 0 && work_done(c->alloc)) {
+      c->fill = 0;
+      c->device_written = false;
     }
-  for (Chunk &c : p.chunks)
-    if (c.node == node && c.holders == 0 && !c.device_written && c.fill + n <= kStagingBytes) return hold(p, c, n);
+  for (Chunk *c : free)
+    if (!c->device_written && c->fill + n <= kStagingBytes) return hold(p, *c, n);
   Chunk *oldest = nullptr;
-  for (Chunk &c : p.chunks)
-    if (c.node == node && c.holders == 0 && (!oldest || c.filled_from_start < oldest->filled_from_start)) oldest = &c;
+  for (Chunk *c : free)
+    if (!oldest || c->filled_from_start < oldest->filled_from_start) oldest = c;
   if (!oldest) return hold(p, new_chunk(p, g, node), n);
   // Reuse the allocation filled longest ago, once its work is done.  The
   // hold keeps other copies off it while this one waits.
@@ -172,7 +182,7 @@ StagingLease take_device_written(int node) {
   Pool &p = pool();
   std::unique_lock<std::mutex> g(p.mu);
   for (Chunk &c : p.chunks)
-    if (c.node == node && c.holders == 0 && work_done(c.alloc)) {
+    if (c.node == node && c.holders == 0 && clear_of_losses(c) && work_done(c.alloc)) {
       c.fill = 0;
       StagingLease lease = hold(p, c, kStagingBytes);
       c.device_written = true;

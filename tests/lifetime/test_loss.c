@@ -224,6 +224,37 @@ Test(loss, memory_only_read_by_the_lost_device_refuses_writes_until_it_stopped) 
   rig_buffer_unref(r);
 }
 
+/* Staging memory (COPY-19..COPY-29) is rig's own: a copy writes its bytes
+ * there before anything reads them.  A lost device's write into it that
+ * the device never reached (a blit it ran to the host) leaves no copy of
+ * another device failing: staging serves other copies while the lost
+ * device may still run work (with other allocations) and, once it has
+ * stopped, that allocation again (LOSS-11: a device that does not wait on
+ * the lost device's unreached values stays live). */
+Test(loss, staging_a_lost_device_wrote_serves_other_devices_copies) { /* LOSS-11 COPY-26 */
+  rig_device_t *d = open_sim("SIM:46"), *other = open_sim("SIM:47");
+  enum { n = 64 * 1024 };
+  static char from[n], to[n];
+  for (int i = 0; i < n; i++) from[i] = (char)(i * 7 + 1);
+  rig_buffer_t *s = create(d, n), *t = create(other, n);
+  sim_fault_next(d, "page fault");
+  /* The sim copies s into staging at a value it never reaches. */
+  CHECK_LOST(d, rig_buffer_blit_to_bytes(s, 0, to, n, 0, n));
+  for (int stopped = 0; stopped < 2; stopped++) {
+    for (int round = 0; round < 3; round++) {
+      CHECK_OK(rig_buffer_blit_from_bytes(from, n, 0, t, 0, n), "into the other device, round %d", round);
+      memset(to, 0, n);
+      CHECK_OK(rig_buffer_blit_to_bytes(t, 0, to, n, 0, n), "out of the other device, round %d", round);
+      cr_assert(memcmp(from, to, n) == 0, "the other device's copies move every byte");
+    }
+    if (!stopped) close_until_stopped(d);
+  }
+  cr_assert_null(rig_lost(other));
+  rig_buffer_unref(s);
+  rig_buffer_unref(t);
+  CHECK_OK(rig_close(other));
+}
+
 /* ---- Spread along queue waits -------------------------------------------- */
 
 Test(loss, a_loss_spreads_along_queue_waits) { /* LOSS-04 LOSS-15 ERR-28 */
