@@ -20,6 +20,7 @@
  *                 ERR-42
  *   Devices:      DEV-06
  *   Order:        ORD-18
+ *   Copying:      COPY-26 (staging a lost device wrote serves later copies)
  *   Drivers:      DRV-08 DRV-16 DRV-84
  *   Reclamation:  RECL-54 (an allocation the driver answers with none)
  *
