@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace {
@@ -52,6 +53,7 @@ struct Model {
   std::vector<Proxy> proxies;
   std::map<uint64_t, int64_t> held;     // handle -> bytes counted against the quota
   std::map<uint64_t, uint64_t> tokens;  // export token -> its length
+  std::set<uint32_t> configured;        // served devices opened with a configuration
   int64_t counted = 0;
 
   // Checks how rigd handled entry against protocol.h and the model (its
@@ -85,9 +87,14 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
     RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
     return;
   }
-  // Only an open at the limit answers RIG_EOPEN.
-  RIGD_FUZZ_CHECK((c.status == RIG_EOPEN) ==
-                  (e.opcode == RIG_PROXY_OP_OPEN && proxies.size() == proxy_limit && e.device < served().size()));
+  // An open at the limit answers RIG_EOPEN.  So may an open whose
+  // configuration (its payload) the driver refuses, or that differs from
+  // the configuration of the client's instance of the device; no other.
+  bool opening = e.opcode == RIG_PROXY_OP_OPEN && e.device < served().size();
+  if (opening && proxies.size() == proxy_limit)
+    RIGD_FUZZ_CHECK(c.status == RIG_EOPEN);
+  else if (!opening || (e.payload_bytes == 0 && !configured.count(e.device)))
+    RIGD_FUZZ_CHECK(c.status != RIG_EOPEN);
   if (e.opcode == RIG_PROXY_OP_HANDOVER) RIGD_FUZZ_CHECK(c.status != RIG_OK);
   // A failed proxy runs no more hand-overs.
   if (e.opcode == RIG_PROXY_OP_HANDOVER && on_proxy && proxies[e.device].failed != 0)
@@ -118,6 +125,7 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
     case RIG_PROXY_OP_OPEN:
       RIGD_FUZZ_CHECK(e.device < served().size() && c.value == proxies.size());
       proxies.push_back({e.args[0]});
+      if (e.payload_bytes != 0) configured.insert(e.device);
       break;
     case RIG_PROXY_OP_ALLOC:
       RIGD_FUZZ_CHECK(on_proxy);
