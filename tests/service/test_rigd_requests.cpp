@@ -168,14 +168,11 @@ Test(rigd_requests, words_run_on_the_machines_host_only, .timeout = 60) {
   cr_assert(first == 9);
 }
 
-/* protocol.h, exports as descriptors: rigd makes a descriptor only for an
- * export of the asking client's own, names the export's token to any client
- * that passes that descriptor back, and answers RIG_EINVAL for another
- * client's token, a descriptor it did not make, or an unknown op; the
- * session goes on after each. */
-Test(rigd_requests, an_export_descriptor_names_the_export_to_its_holder_alone, .timeout = 60) {
-  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
-  Client exporter(rigd.socket), other(rigd.socket);
+namespace {
+
+// The token of a new 4 KiB buffer that exporter allocates on a new proxy
+// of served device 0 and exports whole.
+uint64_t export_new_buffer(Client &exporter) {
   uint64_t proxy = exporter.open(0);
   rig_proxy_completion a = exporter.alloc(static_cast<uint32_t>(proxy), 4096);
   rig_proxy_entry e{};
@@ -185,7 +182,20 @@ Test(rigd_requests, an_export_descriptor_names_the_export_to_its_holder_alone, .
   e.args[2] = 4096;
   rig_proxy_completion exported = exporter.request(e);
   cr_assert(exported.status == rig_ok);
-  uint64_t token = exported.value;
+  return exported.value;
+}
+
+}  // namespace
+
+/* protocol.h, exports as descriptors: rigd makes a descriptor only for an
+ * export of the asking client's own, names the export's token to any client
+ * that passes that descriptor back, and answers RIG_EINVAL for another
+ * client's token, a descriptor it did not make, or an unknown op; the
+ * session goes on after each. */
+Test(rigd_requests, an_export_descriptor_names_the_export_to_its_holder_alone, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  Client exporter(rigd.socket), other(rigd.socket);
+  uint64_t token = export_new_buffer(exporter);
 
   int fd = -1;
   cr_assert(other.ask_fd(RIG_PROXY_FD_OF_EXPORT, token, -1, &fd).status == rig_einval && fd < 0,
@@ -214,16 +224,7 @@ Test(rigd_requests, an_export_descriptor_names_the_export_to_its_holder_alone, .
 Test(rigd_requests, trying_tokens_in_turn_finds_no_export, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
   Client exporter(rigd.socket), guesser(rigd.socket), later(rigd.socket);
-  uint64_t proxy = exporter.open(0);
-  rig_proxy_completion a = exporter.alloc(static_cast<uint32_t>(proxy), 4096);
-  rig_proxy_entry e{};
-  e.opcode = RIG_PROXY_OP_EXPORT;
-  e.device = static_cast<uint32_t>(proxy);
-  e.args[0] = a.value;
-  e.args[2] = 4096;
-  rig_proxy_completion exported = exporter.request(e);
-  cr_assert(exported.status == rig_ok);
-  uint64_t token = exported.value;
+  uint64_t token = export_new_buffer(exporter);
 
   auto import = [&](Client &c, uint32_t on, uint64_t t) {
     rig_proxy_entry i{};
