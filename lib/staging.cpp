@@ -140,18 +140,21 @@ StagingLease take_host_written(int64_t n, int node) {
   Pool &p = pool();
   std::unique_lock<std::mutex> g(p.mu);
   // Once an allocation's work is seen done, bytes go to its start again.
-  std::vector<Chunk *> free;
+  // The chunks a copy may take now; kept from call to call, so that a
+  // staged copy allocates nothing here.
+  thread_local std::vector<Chunk *> takeable;
+  takeable.clear();
   for (Chunk &c : p.chunks)
-    if (c.node == node && c.holders == 0 && clear_of_losses(c)) free.push_back(&c);
-  for (Chunk *c : free)
+    if (c.node == node && c.holders == 0 && clear_of_losses(c)) takeable.push_back(&c);
+  for (Chunk *c : takeable)
     if (c->fill > 0 && work_done(c->alloc)) {
       c->fill = 0;
       c->device_written = false;
     }
-  for (Chunk *c : free)
+  for (Chunk *c : takeable)
     if (!c->device_written && c->fill + n <= kStagingBytes) return hold(p, *c, n);
   Chunk *oldest = nullptr;
-  for (Chunk *c : free)
+  for (Chunk *c : takeable)
     if (!oldest || c->filled_from_start < oldest->filled_from_start) oldest = c;
   if (!oldest) return hold(p, new_chunk(p, g, node), n);
   // Reuse the allocation filled longest ago, once its work is done.  The
