@@ -7,7 +7,8 @@
  *
  * tests/gpu/cuda.sh runs it with RIG_GPU_REQUIRED=1, where a CUDA:0 that
  * does not open fails each test; elsewhere (CI, which builds it wherever
- * nvcc is installed) each test skips itself, saying why.  The kernels
+ * nvcc is installed) each test skips itself, saying why, and the suite
+ * exits 77 (skipped_main.c), which CTest reports as skipped.  The kernels
  * (kernels/kernels.cu) are compiled by nvcc at build time into
  * RIG_GPU_KERNELS as kernels.cubin and kernels.ptx.
  *
