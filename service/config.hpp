@@ -2,6 +2,8 @@
 // that decides which peers it admits.
 #pragma once
 
+#include "contexts.hpp"
+
 #include <sys/types.h>
 
 #include <cstdint>
@@ -20,6 +22,8 @@ struct Policy {
   // max_clients_per_user: the clients one user may have connected at once;
   // 0 for no bound.
   int64_t max_clients_per_user = 256;
+  // cuda_contexts: which clients share a CUDA context (contexts.hpp).
+  CudaContexts cuda_contexts = CudaContexts::per_user;
 };
 
 struct Options {
@@ -36,7 +40,7 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// quota_bytes and max_clients_per_user.  Throws std::invalid_argument
+// quota_bytes, max_clients_per_user and cuda_contexts.  Throws std::invalid_argument
 // naming the line.
 Policy parse_config(std::istream &in);
 

@@ -4,6 +4,7 @@
 #include "handover.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -74,11 +75,15 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
 }
 
 std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::string &config) {
+  std::string why;
+  std::optional<InstanceConfig> opening =
+      instance_config(served_.records()[device].name, config, contexts_, user_, client_, &why);
+  if (!opening) return nullptr;
   std::shared_ptr<Instance> &current = current_[device];
   // The client's proxies of a device share its instance while it lives;
   // one opened with other configuration would be another device.
-  if (current && !rig_lost(current->device())) return config == current->config() ? current : nullptr;
-  current = served_.open_instance(device, config);
+  if (current && !rig_lost(current->device())) return opening->config == current->config() ? current : nullptr;
+  current = served_.open_instance(device, opening->config, opening->reusable);
   return current;
 }
 

@@ -3,6 +3,7 @@
 
 #include "client_objects.hpp"
 #include "completions.hpp"
+#include "contexts.hpp"
 #include "exports.hpp"
 #include "handover.hpp"
 #include "protocol.h"
@@ -21,11 +22,14 @@ class Requests {
  public:
   // proxy_limit: the words of the client's completion segment; client:
   // the client's number, which owns its exports; user: the client's user,
-  // whose imports of tokens Exports bounds.
+  // whose imports of tokens Exports bounds; contexts: which clients'
+  // instances of a CUDA device share a context.
   Requests(const ServedDevices &served, Exports &exports, uint64_t client, uid_t user, ClientObjects &objects,
-           Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit) noexcept
+           Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit,
+           CudaContexts contexts = CudaContexts::per_user) noexcept
       : served_(served), exports_(exports), client_(client), user_(user), objects_(objects),
-        completions_(completions), payload_(payload), proxy_limit_(proxy_limit), current_(served.size()) {}
+        completions_(completions), payload_(payload), proxy_limit_(proxy_limit), contexts_(contexts),
+        current_(served.size()) {}
 
   // Runs the request entry, rigd's own copy of a ring entry, and answers
   // whether it has a completion, which it writes to answer: RIG_EINVAL with
@@ -45,8 +49,9 @@ class Requests {
 
   rig_status_t open(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   // The instance of served device `device` for a new proxy opened with
-  // config: the client's current one while it is not lost, else a new one;
-  // NULL where it does not open, or the current one has other config.
+  // config: the client's current one while it is not lost, else a new one
+  // (in the CUDA context of the client's trust domain); NULL where it does
+  // not open, or the current one has other config.
   std::shared_ptr<Instance> instance_for(size_t device, const std::string &config);
   rig_status_t alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t map_peer(const rig_proxy_entry &entry, rig_proxy_completion &answer);
@@ -63,6 +68,7 @@ class Requests {
   Completions &completions_;
   rig::proxy::PayloadArena payload_;
   uint32_t proxy_limit_;
+  CudaContexts contexts_;
   std::vector<Proxy> proxies_;
   // By served device: the client's instance that its next proxies use.
   std::vector<std::shared_ptr<Instance>> current_;

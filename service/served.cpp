@@ -116,12 +116,18 @@ void ServedDevices::free_caches() const noexcept {
   for (const auto &d : devices_) rig_free_cache(d.get());
 }
 
-Instance::Instance(rig_device_t *device, size_t served, std::string config, const ServedDevices &owner) noexcept
-    : device_(device), served_(served), config_(std::move(config)), taken_at_(rig_submitted(device)), owner_(owner) {}
+Instance::Instance(rig_device_t *device, size_t served, std::string config, bool reusable,
+                   const ServedDevices &owner) noexcept
+    : device_(device),
+      served_(served),
+      config_(std::move(config)),
+      reusable_(reusable),
+      taken_at_(rig_submitted(device)),
+      owner_(owner) {}
 
-Instance::~Instance() { owner_.take_back(device_, served_, std::move(config_), taken_at_); }
+Instance::~Instance() { owner_.take_back(device_, served_, std::move(config_), reusable_, taken_at_); }
 
-std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::string &config) const {
+std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::string &config, bool reusable) const {
   rig_device_t *d = nullptr;
   std::string name;
   {
@@ -142,14 +148,15 @@ std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::stri
     rig_open_options_t options{sizeof options, config.c_str()};
     if (rig_open(name.c_str(), &options, &d) != RIG_OK) return nullptr;
   }
-  auto instance = std::make_shared<Instance>(d, i, config, *this);
+  auto instance = std::make_shared<Instance>(d, i, config, reusable, *this);
   std::lock_guard g(instances_mu_);
   std::erase_if(instances_[i], [](const std::weak_ptr<Instance> &w) { return w.expired(); });
   instances_[i].push_back(instance);
   return instance;
 }
 
-void ServedDevices::take_back(rig_device_t *d, size_t i, std::string config, uint64_t taken_at) const noexcept {
+void ServedDevices::take_back(rig_device_t *d, size_t i, std::string config, bool reusable,
+                              uint64_t taken_at) const noexcept {
   // The last client's work done, its memory goes back to the driver, so
   // that the next client finds the instance as a new one, holding nothing.
   uint64_t last = rig_submitted(d);
@@ -157,7 +164,7 @@ void ServedDevices::take_back(rig_device_t *d, size_t i, std::string config, uin
   clean = clean && rig_free_cache(d) == RIG_OK && !rig_lost(d);
   {
     std::lock_guard g(instances_mu_);
-    if (clean && idle_[i].size() < max_idle_instances) {
+    if (clean && reusable && idle_[i].size() < max_idle_instances) {
       idle_[i].push_back({d, std::move(config)});
       return;
     }

@@ -25,7 +25,9 @@ class ServedDevices;
 // device (ServedDevices::open_instance).
 class Instance {
  public:
-  Instance(rig_device_t *device, size_t served, std::string config, const ServedDevices &owner) noexcept;
+  // reusable: whether it may serve a later client once this one let go.
+  Instance(rig_device_t *device, size_t served, std::string config, bool reusable,
+           const ServedDevices &owner) noexcept;
   ~Instance();
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
@@ -40,6 +42,7 @@ class Instance {
   rig_device_t *device_;
   size_t served_;
   std::string config_;
+  bool reusable_;
   uint64_t taken_at_;  // rig_submitted as its client took it
   const ServedDevices &owner_;
 };
@@ -72,8 +75,10 @@ class ServedDevices {
   // opens (rig_last_error says why).  Taking idle instances again bounds
   // what rigd keeps of instances by the clients connected at once, not by
   // every client that ever came: rig keeps a device's record for the
-  // process's life, even once it is closed.
-  std::shared_ptr<Instance> open_instance(size_t i, const std::string &config) const;
+  // process's life, even once it is closed.  An instance that is not
+  // reusable (a CUDA context of its client's alone) is closed once its
+  // client let go, never kept idle.
+  std::shared_ptr<Instance> open_instance(size_t i, const std::string &config, bool reusable = true) const;
 
   // The bytes allocated on served device i and on its instances, live and
   // idle (rig_allocated of each).
@@ -94,9 +99,9 @@ class ServedDevices {
   };
   friend class Instance;
   // Takes back an instance that nothing holds: idle once its work is done
-  // and its memory returned, or closed where it is lost, or where
-  // max_idle_instances of its served device are idle already.
-  void take_back(rig_device_t *d, size_t i, std::string config, uint64_t taken_at) const noexcept;
+  // and its memory returned, or closed where it is lost, not reusable, or
+  // where max_idle_instances of its served device are idle already.
+  void take_back(rig_device_t *d, size_t i, std::string config, bool reusable, uint64_t taken_at) const noexcept;
 
   struct Idle {
     rig_device_t *device;

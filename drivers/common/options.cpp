@@ -61,4 +61,9 @@ double Options::real(const std::string &key, double fallback) const {
   return v;
 }
 
+std::string Options::text(const std::string &key, const std::string &fallback) const {
+  auto it = values_.find(key);
+  return it == values_.end() ? fallback : it->second;
+}
+
 }  // namespace rig

@@ -18,6 +18,8 @@ class Options {
   int64_t bytes(const std::string &key, int64_t fallback) const;
   int64_t integer(const std::string &key, int64_t fallback) const;
   double real(const std::string &key, double fallback) const;
+  // The value as written.
+  std::string text(const std::string &key, const std::string &fallback) const;
 
  private:
   std::map<std::string, std::string> values_;

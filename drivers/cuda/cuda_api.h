@@ -40,6 +40,13 @@ using JitOption = int;          // CUjit_option
 using MemoryType = int;         // CUmemorytype
 using RangeHandleType = int;    // CUmemRangeHandleType
 
+// CUctxCreateParams: no execution affinity, no CIG (all zero).
+struct CtxCreateParams {
+  void *execAffinityParams;
+  int numExecAffinityParams;
+  void *cigParams;
+};
+
 // CUDA_MEMCPY2D.
 struct Memcpy2D {
   size_t srcXInBytes;
@@ -148,6 +155,8 @@ RIG_CUDA_CONSTANTS(RIG_CUDA_CONSTANT)
   X(cuCtxGetCurrent, "cuCtxGetCurrent", (Context *context))                                          \
   X(cuCtxSetCurrent, "cuCtxSetCurrent", (Context context))                                           \
   X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", (Context peer, unsigned int flags))              \
+  X(cuCtxDestroy, "cuCtxDestroy_v2", (Context context))                                              \
+  X(cuCtxPopCurrent, "cuCtxPopCurrent_v2", (Context *context))                                       \
   X(cuStreamCreate, "cuStreamCreate", (Stream *stream, unsigned int flags))                          \
   X(cuStreamDestroy, "cuStreamDestroy_v2", (Stream stream))                                          \
   X(cuStreamQuery, "cuStreamQuery", (Stream stream))                                                 \
@@ -186,9 +195,12 @@ RIG_CUDA_CONSTANTS(RIG_CUDA_CONSTANT)
      Stream stream, void **params, void **extra))
 
 // Functions of newer drivers that the driver uses where present (null
-// otherwise): the layout of a kernel's parameters (CUDA 12.4) and the load
-// of a function that lazy loading would defer to its first launch.
+// otherwise): the layout of a kernel's parameters (CUDA 12.4), the load
+// of a function that lazy loading would defer to its first launch, and
+// the creation of a context of rig's own (CUDA 12.5).
 #define RIG_CUDA_OPTIONAL_FUNCTIONS(X)                                                               \
+  X(cuCtxCreate, "cuCtxCreate_v4",                                                                   \
+    (Context * context, CtxCreateParams *params, unsigned int flags, Device device))                 \
   X(cuFuncGetParamInfo, "cuFuncGetParamInfo",                                                        \
     (Function function, size_t index, size_t *offset, size_t *bytes))                                \
   X(cuFuncLoad, "cuFuncLoad", (Function function))

@@ -1,39 +1,62 @@
-// A CUDA device's primary context, and the scope that makes it current on
-// the calling thread for the driver's CUDA calls.
+// The context a CUDA device's work runs in, and the scope that makes it
+// current on the calling thread for the driver's CUDA calls.
+//
+// A device runs in its GPU's primary context, or, opened with
+// "context=NAME", in a context of rig's own that every device of that GPU
+// opened under NAME shares: its own GPU address space, apart from the
+// primary context's and every other name's.  rigd opens its clients'
+// instances so (cuda_contexts), so that clients of different trust domains
+// never share an address space, and a fault that breaks one context
+// reaches the devices of that context alone.
 #pragma once
 
 #include "cuda_api.h"
 
 #include <atomic>
-#include <stdexcept>
+#include <memory>
+#include <string>
 
 namespace rig::cu {
 
-// Retains the primary context of device for as long as it lives.
-class PrimaryContext {
+// A context of rig's own, made by cuCtxCreate and destroyed, with its
+// memory, when the last device holding it lets go.
+class OwnContext;
+
+// A device's hold on its context.
+class ContextHold {
  public:
-  // Throws std::runtime_error with CUDA's reason.
-  PrimaryContext(const Api &api, Device device) : api_(api), device_(device) {
-    if (Result r = api.cuDevicePrimaryCtxRetain(&handle_, device); r != kSuccess)
-      throw std::runtime_error("cuDevicePrimaryCtxRetain: " + api.describe(r));
-  }
-  PrimaryContext(const PrimaryContext &) = delete;
-  PrimaryContext &operator=(const PrimaryContext &) = delete;
-  ~PrimaryContext() { abandon(); }
+  // Holds the primary context of device.  Throws std::runtime_error with
+  // CUDA's reason.
+  static std::unique_ptr<ContextHold> primary(const Api &api, Device device);
+  // Holds the context named name of device ordinal, made on its first
+  // hold and after the last one broke.  Throws std::runtime_error with
+  // CUDA's reason, or where the driver makes no contexts (before CUDA 12.5).
+  static std::unique_ptr<ContextHold> named(const Api &api, Device device, int ordinal, const std::string &name);
+  ~ContextHold() { abandon(); }
+  ContextHold(const ContextHold &) = delete;
+  ContextHold &operator=(const ContextHold &) = delete;
 
   Context handle() const { return handle_; }
-  // Releases the context now, as for a context a sticky error broke: once
-  // no other retain holds it, CUDA destroys it with its memory.  The
-  // driver's calls then skip it (abandoned).
-  void abandon() {
-    if (!abandoned_.exchange(true)) api_.cuDevicePrimaryCtxRelease(device_);
-  }
+  // Whether the device's context is one of rig's own, which a stopped
+  // device lets go of at once (a primary context is kept for the process).
+  bool own() const { return own_; }
+  // A sticky error broke the context: later holds of its name get a new
+  // one.  Call before abandon().
+  void broke();
+  // Lets go of the context now: once no other device holds it, CUDA
+  // destroys it with its memory.  The driver's calls then skip it
+  // (abandoned).
+  void abandon();
   bool abandoned() const { return abandoned_.load(std::memory_order_acquire); }
 
  private:
+  ContextHold(const Api &api, Device device, Context handle, std::shared_ptr<OwnContext> own);
+
   const Api &api_;
   Device device_;
-  Context handle_ = nullptr;
+  Context handle_;
+  bool own_;
+  std::shared_ptr<OwnContext> context_;  // own contexts; let go by abandon()
   std::atomic<bool> abandoned_{false};
 };
 

@@ -128,7 +128,8 @@ CudaLimits device_limits(const cu::Api &api, cu::Device device) {
 
 }  // namespace
 
-CudaDevice::CudaDevice(const cu::Api &api, int ordinal, int count, uint64_t start, std::optional<int64_t> hang_ms)
+CudaDevice::CudaDevice(const cu::Api &api, int ordinal, int count, uint64_t start, std::optional<int64_t> hang_ms,
+                       const std::string &context)
     : api_(api), ordinal_(ordinal) {
   opening(api, api.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
   auto attribute = [&](cu::DeviceAttribute a) { return device_attribute(api, device_, a); };
@@ -137,7 +138,8 @@ CudaDevice::CudaDevice(const cu::Api &api, int ordinal, int count, uint64_t star
   if (attribute(cu::kAttrHostRegisterSupported) != 1 || attribute(cu::kAttrCanMapHostMemory) != 1 ||
       attribute(cu::kAttrCanUseHostPointerForRegisteredMem) != 1)
     throw std::runtime_error("the device does not map registered host memory, which rig's timeline word needs");
-  context_ = std::make_unique<cu::PrimaryContext>(api, device_);
+  context_ = context.empty() ? cu::ContextHold::primary(api, device_)
+                             : cu::ContextHold::named(api, device_, ordinal, context);
   try {
     auto scope = current();
     facts_ = device_facts(api, device_, hang_ms);
@@ -426,6 +428,11 @@ void CudaDevice::stop(const std::optional<std::string> &, uint64_t last) {
     // A broken context runs nothing more; releasing it lets a later open
     // of the device start afresh.
     cu::forget_host_pages(context_->handle());
+    context_->broke();
+    context_->abandon();
+  } else if (idle && context_->own()) {
+    // No work of the device runs: its hold on a context of rig's own goes,
+    // so that the context and its memory go with their last device.
     context_->abandon();
   }
   if (broken || idle) word_->store(last, std::memory_order_release);

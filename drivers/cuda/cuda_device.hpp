@@ -2,7 +2,8 @@
 //
 // Work: each device has a compute stream ("COMPUTE:0": launches, words)
 // and a copy-engine stream ("COPY:0": copies and fills), both of its
-// primary context.  submit() enqueues a value's work at once (commit_every
+// context: the GPU's primary context, or one of rig's own that the devices
+// opened under one name share (cuda_context.hpp).  submit() enqueues a value's work at once (commit_every
 // is 1, and commit does nothing): the value's waits on other devices'
 // words (cuStreamWaitValue64), its parts on their streams, the after lists
 // across the two streams as events, and last the word's write
@@ -24,8 +25,10 @@
 // Faults: an error that breaks the context (a kernel's trap) is recorded,
 // and every later sleep and submit raises it as a Fault with CUDA's
 // message.  stop() then releases the broken context, so a later open of
-// the device gets a new one; a sound context stays retained for the
-// memory rig frees after the stop.
+// the device (or of its context's name) gets a new one; a sound primary
+// context stays retained for the memory rig frees after the stop, and a
+// sound context of rig's own is let go of once the device's work is done,
+// destroyed with its memory when no other device holds it.
 #pragma once
 
 #include "../../lib/driver.hpp"
@@ -79,7 +82,10 @@ class CudaDevice final : public DriverDevice {
   // Opens the device of ordinal, one of count, its timeline starting after
   // start; hang_ms overrides the hang bound (0: none).  Throws
   // std::runtime_error with the reason.
-  CudaDevice(const cu::Api &api, int ordinal, int count, uint64_t start, std::optional<int64_t> hang_ms);
+  // context: the name of the context of rig's own it runs in, or empty
+  // for the GPU's primary context.
+  CudaDevice(const cu::Api &api, int ordinal, int count, uint64_t start, std::optional<int64_t> hang_ms,
+             const std::string &context);
   ~CudaDevice() override;
 
   const Facts &facts() const override { return facts_; }
@@ -143,7 +149,7 @@ class CudaDevice final : public DriverDevice {
   const cu::Api &api_;
   const int ordinal_;
   cu::Device device_ = 0;
-  std::unique_ptr<cu::PrimaryContext> context_;
+  std::unique_ptr<cu::ContextHold> context_;
   Facts facts_;
   CudaLimits limits_{};
   bool dma_buf_ = false;  // exports dma-bufs of its memory

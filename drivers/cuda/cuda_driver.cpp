@@ -2,7 +2,10 @@
 // it loads from libcuda.so.1 at its first open or probe.  Where the library
 // is missing, every open answers RIG_EOPEN with the reason and the probe
 // lists CUDA:0 with it; nothing else changes.  Config: "hang_ms=N" sets
-// the hang bound (0: none; default 10 s where no watchdog bounds kernels).
+// the hang bound (0: none; default 10 s where no watchdog bounds kernels);
+// "context=NAME" runs the device in a context of rig's own that the
+// devices of its GPU opened under NAME share, instead of the GPU's primary
+// context (cuda_context.hpp).
 #include "../common/options.hpp"
 #include "cuda_device.hpp"
 
@@ -45,12 +48,14 @@ class CudaDriver final : public Driver {
     Options options(config);
     std::optional<int64_t> hang_ms;
     if (options.has("hang_ms")) hang_ms = options.integer("hang_ms", 0);
+    std::string context = options.text("context", "");
+    if (options.has("context") && context.empty()) throw std::runtime_error("context= names no context");
     const cu::Api &cuda = api();
     int count = device_count(cuda);
     if (ordinal >= count)
       throw std::runtime_error("no such device: the machine has " + std::to_string(count) + " CUDA device" +
                                (count == 1 ? "" : "s"));
-    return std::make_unique<CudaDevice>(cuda, ordinal, count, start, hang_ms);
+    return std::make_unique<CudaDevice>(cuda, ordinal, count, start, hang_ms, context);
   }
 
   void probe(const std::function<void(const std::string &, const std::string &)> &f) override {

@@ -79,6 +79,14 @@ static_assert(std::is_same_v<rig::cu::Context, CUcontext> && std::is_same_v<rig:
               std::is_same_v<rig::cu::Event, CUevent> && std::is_same_v<rig::cu::Module, CUmodule> &&
               std::is_same_v<rig::cu::Function, CUfunction> && std::is_same_v<rig::cu::Array, CUarray>);
 
+static_assert(sizeof(rig::cu::CtxCreateParams) == sizeof(CUctxCreateParams) &&
+              offsetof(rig::cu::CtxCreateParams, execAffinityParams) ==
+                  offsetof(CUctxCreateParams, execAffinityParams) &&
+              offsetof(rig::cu::CtxCreateParams, numExecAffinityParams) ==
+                  offsetof(CUctxCreateParams, numExecAffinityParams) &&
+              offsetof(rig::cu::CtxCreateParams, cigParams) == offsetof(CUctxCreateParams, cigParams),
+              "CtxCreateParams lies unlike CUctxCreateParams");
+
 static_assert(sizeof(rig::cu::Memcpy2D) == sizeof(CUDA_MEMCPY2D));
 #define CHECK_FIELD(field)                                                                      \
   static_assert(offsetof(rig::cu::Memcpy2D, field) == offsetof(CUDA_MEMCPY2D, field) &&         \
