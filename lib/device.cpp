@@ -122,7 +122,7 @@ void rig_device::commit_to(uint64_t value) {
   uint64_t last = submitted.load(std::memory_order_acquire);
   if (committed.load(std::memory_order_relaxed) >= std::min(value, last) || is_lost()) return;
   try {
-    rig::DriverCallMask mask;
+    rig::DriverCallMask mask(rig::masks_queue_calls(this));
     if (facts.may_block) enter_call();
     struct Leave {
       rig_device *d;
@@ -235,7 +235,7 @@ void rig_device::wait(uint64_t value) {
     int64_t still_ms = 200;
     if (facts.hang_ms) still_ms = std::min<int64_t>(still_ms, std::max<int64_t>(1, *facts.hang_ms / 4));
     try {
-      rig::driver_call(this, false, [&] { drv->sleep(word, still_ms); });
+      rig::driver_call(this, false, [&] { drv->sleep(word, still_ms); }, true);
     } catch (const rig::Error &) {
       throw;
     } catch (const std::exception &) {

@@ -158,12 +158,17 @@ struct rig_device {
 
 namespace rig {
 
-// Runs a counted driver call of d with signals masked.  A Fault loses d;
-// another exception from a call that changes d's memory or code loses it
-// too (changes_state).  Either way the call answers RIG_ELOST.
+// Whether rig masks signals around d's queue calls (room, submit,
+// commit, sleep): unless its driver says they are signal-safe (ERR-06).
+inline bool masks_queue_calls(const rig_device_t *d) { return !d->facts.signal_safe; }
+
+// Runs a counted driver call of d with signals masked (for a queue call,
+// where masks_queue_calls).  A Fault loses d; another exception from a
+// call that changes d's memory or code loses it too (changes_state).
+// Either way the call answers RIG_ELOST.
 template <class F>
-auto driver_call(rig_device_t *d, bool changes_state, F &&f) -> decltype(f()) {
-  DriverCallMask mask;
+auto driver_call(rig_device_t *d, bool changes_state, F &&f, bool queue_call = false) -> decltype(f()) {
+  DriverCallMask mask(!queue_call || masks_queue_calls(d));
   d->enter_call();
   struct Leave {
     rig_device_t *d;

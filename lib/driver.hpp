@@ -47,6 +47,13 @@ struct Facts {
   bool host_addresses = false;       // the host addresses Device memory
   bool runs_on_host = false;         // work is this process's code
   bool may_block = false;            // room/submit/commit may block
+  // room, submit, commit and sleep run only code of rig's, block on
+  // nothing but what rig counts and take no lock but rig's counted ones
+  // (rig_hold): no handler can run half way through a lock rig cannot
+  // count, so rig masks no signal around them (ERR-06's exemption, as
+  // ERR-07's reads of a word).  Off by default: a driver built outside the
+  // tree, or one calling a vendor's library, keeps the mask.
+  bool signal_safe = false;
   bool queue_waits = false;          // queues wait on other devices' words
   std::vector<std::string> queues;   // "COMPUTE:0", "COPY:0"
   int copy_engine = -1;              // queue of copies and fills, -1 none

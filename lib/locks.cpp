@@ -35,7 +35,8 @@ void check_interrupt() {
   if (interrupt_flag && *interrupt_flag) throw_interrupted();
 }
 
-DriverCallMask::DriverCallMask() : outermost_(mask_depth == 0) {
+DriverCallMask::DriverCallMask(bool needed) : needed_(needed), outermost_(needed && mask_depth == 0) {
+  if (!needed_) return;
   if (outermost_) {
     rig_mask(&old_);
     caller_mask = old_;
@@ -44,6 +45,7 @@ DriverCallMask::DriverCallMask() : outermost_(mask_depth == 0) {
 }
 
 DriverCallMask::~DriverCallMask() {
+  if (!needed_) return;
   mask_depth--;
   if (outermost_) rig_unmask(&old_);
 }

@@ -41,16 +41,19 @@ using Guard = std::lock_guard<Mutex>;
 void refuse_inside_lock();
 
 // Masks signals but the fault signals for the life of the object: rig makes
-// every driver call that is not a cheap read inside one.
+// every driver call that is not a cheap read inside one, but the queue
+// calls of a driver whose facts say they are signal-safe (needed false:
+// then it masks nothing).
 class DriverCallMask {
  public:
-  DriverCallMask();
+  explicit DriverCallMask(bool needed = true);
   ~DriverCallMask();
   DriverCallMask(const DriverCallMask &) = delete;
   DriverCallMask &operator=(const DriverCallMask &) = delete;
 
  private:
   sigset_t old_;
+  bool needed_;
   bool outermost_;
 };
 

@@ -111,8 +111,9 @@ uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t npart
     rig_edge_work_t w{0, parts, static_cast<uint32_t>(nparts), queue_waits.data(),
                       static_cast<uint32_t>(queue_waits.size())};
     // One mask over room and submit: each mask costs two system calls,
-    // more than the rest of a warm submission to a proxy.
-    DriverCallMask mask;
+    // more than the rest of a warm submission to a proxy.  None where the
+    // driver's queue calls are signal-safe.
+    DriverCallMask mask(masks_queue_calls(d));
     wait_for_room(d, lock, w);
     v = w.value;
     d->submitted.store(v, std::memory_order_release);

@@ -11,7 +11,7 @@
  *   that take no lock answer as usual), ERR-23 (the refusal leaves the
  *   device serving), DOM-15 (outside the lock a call runs as any),
  *   DRV-22 ERR-06 (rig calls the driver with signals blocked but the fault
- *   signals), DRV-23 ERR-15 (the thread's mask after the call is the mask
+ *   signals; the exemption of signal-safe queue calls is test_signal_masks.c's), DRV-23 ERR-15 (the thread's mask after the call is the mask
  *   before it), DRV-09 (no lock of rig's across driver calls).
  * Not reached here, and why:
  *   DOM-11 (submit frees its run inside a lock): submissions are issue #5.

@@ -1,0 +1,149 @@
+/* Lifetime: which driver calls rig masks signals around (ERR-06, and its
+ * exemption for drivers whose queue calls are signal-safe).
+ *
+ * The test interposes pthread_sigmask: librig's calls of it resolve to the
+ * definition below, which counts the calling thread's calls and forwards
+ * them to the C library's.  So it counts exactly the system calls of the
+ * masks rig makes on the test's thread.
+ *
+ * Asserts:
+ *   ERR-06 (a sim device's queue calls run masked: two mask calls, at least,
+ *   around each submission, as the sim's own check in test_domains.c
+ *   asserts from inside the driver);
+ *   ERR-06's exemption (DESIGN.md's table: a driver whose facts say its
+ *   room, submit, commit and sleep are signal-safe gets no mask around
+ *   them): a stream of submits and waits on a memory device makes no mask
+ *   call at all, and a signal sent to the thread during the stream runs
+ *   its handler inside the stream, not after it;
+ *   ERR-07 (reads of the word: rig_signaled and a reached point make none).
+ */
+#define _GNU_SOURCE
+
+#include <rig/rig.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "helpers.h"
+
+static _Thread_local long mask_calls;
+
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+  static int (*real)(int, const sigset_t *, sigset_t *);
+  if (!real) real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "pthread_sigmask");
+  mask_calls++;
+  return real(how, set, old);
+}
+
+/* A submission on b's device of one words part writing b's first word:
+ * work its driver's room and submit run (a fill or copy of memory the host
+ * addresses runs on the host, calling no driver). */
+static rig_submission_t *words_on(rig_buffer_t *b) {
+  static const rig_word_write_t write = {{0, NULL}, 0, 7};
+  rig_part_t part = {0};
+  part.kind = RIG_WORDS;
+  part.u.words.writes = &write;
+  part.u.words.count = 1;
+  rig_submission_t *s = NULL;
+  CHECK_OK(rig_submission_make(rig_buffer_device(b), &part, 1, NULL, &s));
+  return s;
+}
+
+/* n submits of s over b; each waited for where wait. */
+static void submit_words(rig_submission_t *s, rig_buffer_t *b, int n, bool wait) {
+  for (int i = 0; i < n; i++) {
+    rig_run_t *run = NULL;
+    rig_point_t p;
+    CHECK_OK(rig_submission_take(s, &run));
+    CHECK_OK(rig_submit(run, &b, 1, NULL, 0, &p));
+    if (wait) CHECK_OK(rig_point_wait(p));
+  }
+}
+
+Test(signal_masks, a_memory_devices_queue_calls_make_no_mask) { /* ERR-06's exemption, ERR-07 */
+  rig_device_t *mem = open_named("MEM:90");
+  rig_buffer_t *b = create(mem, 4096);
+  rig_submission_t *s = words_on(b);
+  submit_words(s, b, 8, true); /* warm: the thread's scratch is made */
+  long before = mask_calls;
+  submit_words(s, b, 1000, true);
+  uint64_t signaled = 0;
+  CHECK_OK(rig_signaled(mem, &signaled));
+  cr_assert_eq(signaled, rig_submitted(mem));
+  cr_assert_eq(mask_calls - before, 0, "1000 submits and waits on MEM:90 made %ld mask calls", mask_calls - before);
+  rig_submission_unref(s);
+  rig_buffer_unref(b);
+}
+
+Test(signal_masks, a_sim_devices_queue_calls_stay_masked) { /* ERR-06 */
+  rig_device_t *sim = open_named("SIM:90");
+  rig_buffer_t *b = create(sim, 4096);
+  rig_submission_t *s = words_on(b);
+  submit_words(s, b, 8, true);
+  long before = mask_calls;
+  submit_words(s, b, 100, true);
+  cr_assert_geq(mask_calls - before, 200, "100 submits on SIM:90 made only %ld mask calls", mask_calls - before);
+  rig_submission_unref(s);
+  rig_buffer_unref(b);
+}
+
+static atomic_int handled;
+static atomic_int stream_running;
+static atomic_int seen_running;
+
+static void on_usr1(int sig) {
+  (void)sig;
+  /* Whether the stream was still under way as the handler ran. */
+  atomic_store(&seen_running, atomic_load(&stream_running));
+  atomic_store(&handled, 1);
+}
+
+struct target {
+  pthread_t thread;
+  atomic_int *go;
+};
+
+static void *send_usr1(void *arg) {
+  struct target *t = arg;
+  while (!atomic_load(t->go)) usleep(100);
+  pthread_kill(t->thread, SIGUSR1);
+  return NULL;
+}
+
+Test(signal_masks, a_signal_during_a_stream_of_submits_runs_inside_it) { /* ERR-06's exemption */
+  rig_device_t *mem = open_named("MEM:91");
+  rig_buffer_t *b = create(mem, 4096);
+  rig_submission_t *s = words_on(b);
+  struct sigaction sa = {0};
+  sa.sa_handler = on_usr1;
+  sigaction(SIGUSR1, &sa, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  pthread_sigmask(SIG_SETMASK, &none, NULL);
+  atomic_int go = 0;
+  struct target t = {pthread_self(), &go};
+  pthread_t sender;
+  pthread_create(&sender, NULL, send_usr1, &t);
+  atomic_store(&stream_running, 1);
+  long before = mask_calls;
+  /* The stream goes on until the handler ran, within a bound. */
+  int i = 0;
+  for (; i < 2000000 && !atomic_load(&handled); i++) {
+    if (i == 100) atomic_store(&go, 1);
+    submit_words(s, b, 1, false);
+  }
+  long masks = mask_calls - before;
+  atomic_store(&stream_running, 0);
+  pthread_join(sender, NULL);
+  cr_assert(atomic_load(&handled), "the signal's handler did not run during %d submits", i);
+  cr_assert(atomic_load(&seen_running), "the handler ran after the stream");
+  cr_assert_eq(masks, 0, "the stream made %ld mask calls", masks);
+  signal(SIGUSR1, SIG_DFL);
+  rig_submission_unref(s);
+  rig_buffer_unref(b);
+}
