@@ -1,5 +1,7 @@
 #include "allocation.hpp"
 
+#include "probes.hpp"
+
 #include "registry.hpp"
 #include "staging.hpp"
 
@@ -69,6 +71,7 @@ void free_region(rig_device_t *owner, Region region, std::vector<std::unique_ptr
 
 void give_back_block(rig_device_t *owner, CachedBlock *c) {
   free_region(owner, c->region, c->mappings);
+  RIG_PROBE(free, owner->name.c_str(), c->bytes);
   c->charged_to->allocated.fetch_sub(c->charged);
   owner->holdings.fetch_sub(1);
   delete c;
@@ -106,6 +109,7 @@ void move_memory(Allocation *a, bool to_cache) {
     return;
   }
   free_region(owner, region, mappings);
+  if (region) RIG_PROBE(free, owner->name.c_str(), a->bytes);
   if (a->release) a->release(a->release_context);
   if (a->charged_to) a->charged_to->allocated.fetch_sub(a->charged);
   owner->holdings.fetch_sub(1);
@@ -241,6 +245,7 @@ Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n
   a->region = r;
   a->loc = d->drv->locate(r);
   a->bytes = n;
+  RIG_PROBE(alloc, d->name.c_str(), n);
   a->charged = charged;
   a->charged_to = budget_device;
   a->kind = m;

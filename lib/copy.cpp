@@ -2,6 +2,7 @@
 // through staging memory; fills; blits from and to the caller's bytes.
 #include "buffer.hpp"
 #include "copy.hpp"
+#include "probes.hpp"
 #include "registry.hpp"
 #include "staging.hpp"
 #include "work.hpp"
@@ -398,10 +399,12 @@ rig_point_t submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const rig_box_t *b
     wait_all(deps);
     return host_point(host()->submitted.load());
   }
-  return c.run();
+  rig_point_t done = c.run();
+  RIG_PROBE(copy, src->device->name.c_str(), dst->device->name.c_str(), bytes);
+  return done;
 }
 
-rig_point_t submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_t nwaits) {
+rig_point_t run_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_t nwaits) {
   refuse_inside_lock();
   require_buffer(b, "the buffer");
   require(access_of(b) == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
@@ -440,6 +443,12 @@ rig_point_t submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, si
   p.queue = static_cast<uint32_t>(x->facts.copy_engine);
   p.u.fill = {*loc, static_cast<uint64_t>(b->length), c};
   return rig_point_make(x, submit_work(x, {p}, {{b->alloc, true}}, waits, nwaits));
+}
+
+rig_point_t submit_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_t nwaits) {
+  rig_point_t done = run_fill(b, c, waits, nwaits);
+  RIG_PROBE(fill, b->device->name.c_str(), b->length);
+  return done;
 }
 
 void wait_point(rig_point_t p) {

@@ -1,5 +1,7 @@
 #include "device.hpp"
 
+#include "probes.hpp"
+
 #include "spin.hpp"
 
 #include <algorithm>
@@ -48,6 +50,7 @@ bool rig_device::lose(const std::string &why, bool fault) {
     stop_state_.store(kStopOwed, std::memory_order_release);
     lost_.store(reason, std::memory_order_release);
   }
+  RIG_PROBE(lost, name.c_str(), reason->c_str());
   return true;
 }
 

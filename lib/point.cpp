@@ -1,5 +1,6 @@
 // Points: a slot and a value, packed in 63 bits.
 #include "errors.hpp"
+#include "probes.hpp"
 #include "registry.hpp"
 
 using namespace rig;
@@ -17,6 +18,19 @@ rig_device_t *resolve(rig_point_t p) {
   if (value_of(p) > d->submitted.load(std::memory_order_acquire))
     throw_invalid("the point's value was never submitted on " + d->name);
   return d;
+}
+
+// rig_point_wait, *waited the device it waited on (NULL for none).
+rig_status_t wait_on(rig_point_t p, rig_device_t **waited) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    if (rig_device_t *d = resolve(p)) {
+      *waited = d;
+      RIG_PROBE(wait_begin, d->name.c_str(), value_of(p));
+      d->wait(value_of(p));
+    }
+    return RIG_OK;
+  });
 }
 
 }  // namespace
@@ -40,11 +54,10 @@ rig_device_t *rig_point_device(rig_point_t p) {
 }
 
 rig_status_t rig_point_wait(rig_point_t p) {
-  RIG_API_CALL({
-    refuse_inside_lock();
-    if (rig_device_t *d = resolve(p)) d->wait(value_of(p));
-    return RIG_OK;
-  });
+  rig_device_t *waited = nullptr;
+  rig_status_t status = wait_on(p, &waited);
+  if (waited) RIG_PROBE(wait_end, waited->name.c_str(), value_of(p), static_cast<int>(status));
+  return status;
 }
 
 rig_status_t rig_point_reached(rig_point_t p, bool *out) {

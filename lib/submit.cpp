@@ -6,6 +6,7 @@
 
 #include "allocation.hpp"
 #include "copy.hpp"
+#include "probes.hpp"
 #include "registry.hpp"
 #include "work.hpp"
 
@@ -311,6 +312,18 @@ uint64_t run_on_device(const rig_submission_t *s, const rig_run_t *r, const rig_
   return submit_work(s->device, sc.edge_parts.data(), n, sc.ordered.data(), sc.ordered.size(), waits, nwaits);
 }
 
+// The probes of a submit that ran as value v: rig:launch for each launch,
+// then rig:submit.
+void probe_submit(const rig_submission_t *s, const rig_run_t *r, uint64_t v) {
+  for (const PartSpec &p : s->parts) {
+    if (p.kind != RIG_LAUNCH) continue;
+    const LaunchGrid &g = r->grids[static_cast<size_t>(p.block)];
+    uint64_t threads = g.groups[0] * g.groups[1] * g.groups[2] * g.threads[0] * g.threads[1] * g.threads[2];
+    RIG_PROBE(launch, s->device->name.c_str(), p.function->name.c_str(), threads);
+  }
+  RIG_PROBE(submit, s->device->name.c_str(), v, s->parts.size());
+}
+
 }  // namespace
 
 extern "C" {
@@ -344,6 +357,7 @@ rig_status_t rig_submit(rig_run_t *r, rig_buffer_t *const *buffers, size_t nbuff
     uint64_t last = s->last_value.load(std::memory_order_relaxed);
     while (last < v && !s->last_value.compare_exchange_weak(last, v, std::memory_order_acq_rel)) {
     }
+    probe_submit(s, r, v);
     if (out) *out = rig_point_make(d, v);
     return RIG_OK;
   });
