@@ -2,6 +2,12 @@
  * and the same context (its primary one), in one run:
  *   launch    rig_submit of an empty kernel, waited with rig_point_wait,
  *             beside cuLaunchKernel then cuStreamSynchronize;
+ *   stream    STREAM launches of an empty kernel submitted one after
+ *             another, then the last waited for: per launch, on CUDA:0 and,
+ *             where RIG_SERVICE names a rigd serving CUDA:0, through
+ *             CUDA:0@rigd, beside STREAM cuLaunchKernel then one
+ *             cuStreamSynchronize (the goal through rigd: at most 1 us
+ *             added per launch);
  *   h2d, d2h  rig_buffer_copy between CUDA:0's Pinned memory and its device
  *             memory (pinned), and between a host buffer borrowed on CUDA:0
  *             and device memory (borrow), beside cuMemcpyAsync between
@@ -119,6 +125,74 @@ static void bench_launch(rig_device_t *d, const uint8_t *cubin, int64_t cubin_by
   CU_CHECK(cuModuleUnload(module));
   rig_submission_unref(rl.s);
   rig_image_unref(image);
+}
+
+/* ---- A stream of launches ------------------------------------------- */
+
+#define STREAM 10000
+
+static void run_rig_stream(void *context, long reps) {
+  struct rig_launch *l = context;
+  for (long i = 0; i < reps; i++) {
+    rig_point_t p = {0};
+    for (int k = 0; k < STREAM; k++) {
+      rig_run_t *r = NULL;
+      BENCH_CHECK(rig_submission_take(l->s, &r));
+      BENCH_CHECK(rig_run_groups(r, 0, 1, 1, 1));
+      BENCH_CHECK(rig_run_threads(r, 0, 1, 1, 1));
+      BENCH_CHECK(rig_submit(r, NULL, 0, NULL, 0, &p));
+    }
+    BENCH_CHECK(rig_point_wait(p));
+  }
+}
+
+static void run_raw_stream(void *context, long reps) {
+  struct raw_launch *l = context;
+  for (long i = 0; i < reps; i++) {
+    for (int k = 0; k < STREAM; k++) CU_CHECK(cuLaunchKernel(l->f, 1, 1, 1, 1, 1, 1, 0, l->stream, NULL, NULL));
+    CU_CHECK(cuStreamSynchronize(l->stream));
+  }
+}
+
+/* Per launch of a stream on d, in ns. */
+static double rig_stream_ns(rig_device_t *d, const uint8_t *cubin, int64_t cubin_bytes) {
+  rig_image_t *image = NULL;
+  rig_function_t *f = NULL;
+  BENCH_CHECK(rig_image_load(d, cubin, cubin_bytes, &image));
+  BENCH_CHECK(rig_image_resolve(image, "empty", &f));
+  if (!f) bench_fail("the kernels have no empty");
+  rig_part_t part = {.kind = RIG_LAUNCH};
+  part.u.launch.function = f;
+  struct rig_launch rl = {NULL};
+  BENCH_CHECK(rig_submission_make(d, &part, 1, NULL, &rl.s));
+  double ns = best_ns(run_rig_stream, &rl) / STREAM;
+  rig_submission_unref(rl.s);
+  rig_image_unref(image);
+  return ns;
+}
+
+static void bench_stream(rig_device_t *d, const uint8_t *cubin, int64_t cubin_bytes, CUstream stream) {
+  CUmodule module;
+  struct raw_launch raw = {NULL, stream};
+  CU_CHECK(cuModuleLoadData(&module, cubin));
+  CU_CHECK(cuModuleGetFunction(&raw.f, module, "empty"));
+  double raw_ns = best_ns(run_raw_stream, &raw) / STREAM;
+  double rig_ns = rig_stream_ns(d, cubin, cubin_bytes);
+  printf("cuda_stream_launch_raw: %.0f ns\n", raw_ns);
+  printf("cuda_stream_launch_rig: %.0f ns\n", rig_ns);
+  printf("ratio cuda_stream_launch_rig_vs_raw: %.2f\n", rig_ns / raw_ns);
+  rig_device_t *served = NULL;
+  if (getenv("RIG_SERVICE") && rig_open("CUDA:0@rigd", NULL, &served) == RIG_OK) {
+    double rigd_ns = rig_stream_ns(served, cubin, cubin_bytes);
+    printf("cuda_stream_launch_rigd: %.0f ns\n", rigd_ns);
+    printf("cuda_stream_launch_rigd_added: %.0f ns\n", rigd_ns - raw_ns);
+    printf("ratio cuda_stream_launch_rigd_vs_raw: %.2f\n", rigd_ns / raw_ns);
+    BENCH_CHECK(rig_close(served));
+  } else if (getenv("RIG_SERVICE")) {
+    printf("cuda_stream_launch_rigd: not measured: CUDA:0@rigd does not open: %s\n", rig_last_error());
+  }
+  fflush(stdout);
+  CU_CHECK(cuModuleUnload(module));
 }
 
 /* ---- Copies --------------------------------------------------------- */
@@ -301,6 +375,7 @@ int main(int argc, char **argv) {
   int64_t cubin_bytes = 0;
   uint8_t *cubin = read_file(RIG_GPU_KERNELS "/kernels.cubin", &cubin_bytes);
   bench_launch(d, cubin, cubin_bytes, stream);
+  bench_stream(d, cubin, cubin_bytes, stream);
   free(cubin);
   for (int64_t n = MIB; n <= max_copy; n *= 16) bench_copies(d, n, stream);
   bench_file(d, path, file_bytes, stream);

@@ -12,7 +12,13 @@
 #   4. the conformance suite on CUDA:0 and MEM:0 (RIG_TEST_DEVICES);
 #   5. the CUDA suite (tests/gpu/test_cuda.c), every test required to run;
 #   6. `rig load` of a file into CUDA:0's memory through the io device DISK;
-#   7. the GPU benchmarks (bench/gpu/bench_cuda.c), rig beside raw CUDA.
+#   7. the GPU benchmarks (bench/gpu/bench_cuda.c), rig beside raw CUDA,
+#      a stream of launches through a rigd serving CUDA:0 among them;
+#   8. rigd serving CUDA:0 to two users' processes (tests/gpu/rigd_cuda.c):
+#      one user's kernels overlapping, a context per user, a trap losing
+#      that user's clients alone, a new client admitted at once, memory
+#      per context and the client's RSS (run as root: the second user is
+#      nobody).
 # It prints each step's name and outcome, the suites' pass/fail counts and
 # the benchmarks' ratios, then a summary; it exits 1 if any step failed.
 # It takes a few minutes (under 8 on 16 cores).
@@ -121,7 +127,7 @@ record "configure" $?
 # do not need cannot stop them.
 cmake --build "$build" -j "$jobs" -- -k 0
 record "build (every target)" $?
-for f in tools/rig tests/gpu/gpu_test_cuda tests/gpu/gpu_test_cuda_absent bench/gpu/bench_cuda \
+for f in tools/rig tests/gpu/gpu_test_cuda tests/gpu/gpu_test_cuda_absent tests/gpu/gpu_rigd_cuda bench/gpu/bench_cuda \
          tests/conformance_test_buffers; do
   [ -x "$build/$f" ] || record "built $f" 1 "missing"
 done
@@ -187,15 +193,32 @@ rm -f "$file"
 
 # ---- 7. Benchmarks ---------------------------------------------------------
 
-step "7. bench_cuda (rig beside raw CUDA)"
+step "7. bench_cuda (rig beside raw CUDA, and through rigd)"
 blog=$(mktemp)
-timeout 180 "${run_env[@]}" "$build/bench/gpu/bench_cuda" 2>&1 | tee "$blog"
+rigd_dir=$(mktemp -d)
+"${run_env[@]}" "$build/service/rigd" --socket "$rigd_dir/rigd.sock" --devices CUDA:0 --foreground &
+rigd_pid=$!
+for _ in $(seq 100); do [ -S "$rigd_dir/rigd.sock" ] && break; sleep 0.1; done
+timeout 240 "${run_env[@]}" env RIG_SERVICE="$rigd_dir/rigd.sock" "$build/bench/gpu/bench_cuda" 2>&1 | tee "$blog"
 status=${PIPESTATUS[0]}
+kill "$rigd_pid" 2>/dev/null
+wait "$rigd_pid" 2>/dev/null
+rm -rf "$rigd_dir"
 record "bench_cuda" "$status"
 echo
 echo "ratios:"
 grep '^ratio ' "$blog"
 while read -r line; do results+=("      $line"); done < <(grep '^ratio ' "$blog")
 rm -f "$blog"
+
+# ---- 8. rigd serving CUDA:0 to two users -----------------------------------
+
+step "8. rigd serving CUDA:0 (cuda_contexts = per_user) to two users"
+rlog=$(mktemp)
+timeout 180 "${run_env[@]}" "$build/tests/gpu/gpu_rigd_cuda" "$build/service/rigd" "$build/tests/gpu/kernels" 2>&1 |
+  tee "$rlog"
+record "rigd serving CUDA:0" "${PIPESTATUS[0]}" "$(grep -c 'check .*: PASS' "$rlog") checks passed, $(grep -c 'check .*: FAIL' "$rlog") failed"
+while read -r line; do results+=("      $line"); done < <(grep -E '^(check |ratio |gpu_memory|client_rss)' "$rlog")
+rm -f "$rlog"
 
 summary

@@ -21,6 +21,20 @@ extern "C" __global__ void spin(long long cycles) {
   }
 }
 
+// Spins for ns nanoseconds of the GPU's global timer, then writes the
+// timer's value as it started and as it ended into times[0] and times[1]:
+// the kernel's span on the GPU's clock, comparable across kernels.
+// Parameters: times at 0, ns at 8.
+extern "C" __global__ void timed_spin(unsigned long long *times, long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < (unsigned long long)ns);
+  times[0] = start;
+  times[1] = now;
+}
+
 // Does nothing: the launch overhead.
 extern "C" __global__ void empty() {}
 
