@@ -513,9 +513,13 @@ typedef void (*rig_local_drop_fn)(void *value, void *context);
  * stop has returned, before the close that ran the stop returns.  Keys
  * live for the process.  NULL if init is NULL.  Takes no lock. */
 rig_local_key_t *rig_local_new_key(rig_local_init_fn init, rig_local_drop_fn drop, void *context);
-/* *out is key's value on d, made by init at the first get on d.  A
- * reopened name is a new device with values of its own.  RIG_ELOST if d is
- * lost and the value was never made. */
+/* *out is key's value on d, made by init at the first get on d: init runs
+ * once per device, and a get while another thread's init of the key on d
+ * runs waits for that init and answers its value.  A reopened name is a
+ * new device with values of its own.  RIG_ELOST if d is lost and the value
+ * was never made; RIG_EINVAL, as a call made inside a lock, for a get of
+ * the key on d from inside its own init there (or from an init that init
+ * waits for), where the value is not made yet. */
 rig_status_t rig_local_get(rig_local_key_t *key, rig_device_t *d, void **out);
 
 /* ------------------------------------------------------------------------ */
