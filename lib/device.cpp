@@ -181,6 +181,49 @@ bool waits_on_lost(rig_device *d, std::vector<rig_device *> &visited, rig_device
 
 }  // namespace
 
+int64_t rig_device::watch_waited() {
+  int64_t bound_ms = facts.hang_ms.value_or(INT64_MAX);
+  // Depth first along the queue waits not yet passed, each device once.
+  std::vector<rig_device *> visited{this}, todo{this};
+  while (!todo.empty()) {
+    rig_device *d = todo.back();
+    todo.pop_back();
+    for (const QueueWait &w : pending_waits(d)) {
+      rig_device *on = w.on;
+      if (on->is_lost() || std::find(visited.begin(), visited.end(), on) != visited.end()) continue;
+      uint64_t word = on->read_word();
+      if (word >= w.on_value) continue;
+      visited.push_back(on);
+      todo.push_back(on);
+      on->check_hang(word);
+      on->poll_fault(word);
+      if (on->facts.hang_ms) bound_ms = std::min(bound_ms, *on->facts.hang_ms);
+    }
+  }
+  return bound_ms;
+}
+
+void rig_device::poll_fault(uint64_t word) {
+  {
+    // Counted while not lost: a stop, which only a loss owes, waits for it.
+    std::lock_guard<std::mutex> g(stop_mu_);
+    if (is_lost()) return;
+    in_flight_++;
+  }
+  struct Leave {
+    rig_device *d;
+    ~Leave() { d->leave_call(); }
+  } leave{this};
+  try {
+    rig::DriverCallMask mask;
+    drv->sleep(word, 0);
+  } catch (const rig::Fault &fault) {
+    lose(fault.what(), true);
+  } catch (const std::exception &) {
+    // Loses nothing, as in a wait's sleep (DRV-84).
+  }
+}
+
 bool rig_device::spread_loss() {
   if (is_lost()) return true;
   std::vector<rig_device *> visited;
@@ -231,12 +274,14 @@ void rig_device::wait(uint64_t value) {
   for (;;) {
     uint64_t word = read_word();
     if (reached(value)) return;
+    // The devices the queue waits on, and those they wait on, are watched
+    // as this one is: their hang clocks and faults (HANG-02, LOSS-15).
+    int64_t bound_ms = watch_waited();
     spread_loss();
     check_hang(word);
     if (reached(value)) return;
     rig::check_interrupt();
-    int64_t still_ms = 200;
-    if (facts.hang_ms) still_ms = std::min<int64_t>(still_ms, std::max<int64_t>(1, *facts.hang_ms / 4));
+    int64_t still_ms = std::min<int64_t>(200, std::max<int64_t>(1, bound_ms / 4));
     try {
       rig::driver_call(this, false, [&] { drv->sleep(word, still_ms); }, true);
     } catch (const rig::Error &) {

@@ -73,6 +73,12 @@ struct rig_device {
   // Loses the device with "NAME lost" if its queue waits for a value that a
   // lost device NAME never reached; returns true if it is lost.
   bool spread_loss();
+  // Watches each device the queue waits on, directly or along a chain of
+  // waits, for a value it has not reached: checks its hang clock and asks
+  // its driver for a fault (a sleep of 0 ms), losing it for either.
+  // Returns the least hang bound of the device and those watched (ms;
+  // INT64_MAX where none declares one).
+  int64_t watch_waited();
 
   // Closed by rig_close: its images are no longer live (Valid submissions).
   std::atomic<bool> closed{false};
@@ -144,6 +150,8 @@ struct rig_device {
   int64_t clock_start_ns_ = 0;
   uint64_t clock_value_ = 0;
   void check_hang(uint64_t word);
+  // A sleep of 0 ms on the device not lost, counted: a Fault loses it.
+  void poll_fault(uint64_t word);
 
   static constexpr int kStopNone = 0, kStopOwed = 1, kStopRunning = 2, kStopDone = 3;
   std::mutex stop_mu_;

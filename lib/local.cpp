@@ -2,8 +2,11 @@
 // dropped once the device's driver's stop has returned.
 #include "device.hpp"
 
+#include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 struct rig_local_key {
@@ -40,6 +43,79 @@ bool find(rig_device_t *d, rig_local_key_t *key, void **out) {
   return false;
 }
 
+// The inits under way, each a key's on a device by one thread, and the one
+// each thread waits for: a second get of the value waits for the first's
+// init (LOCAL-03), and a get that would wait for itself, directly or
+// through other threads' inits, is refused instead.
+struct Making {
+  rig_local_key_t *key;
+  rig_device_t *device;
+  std::thread::id maker;
+};
+
+struct Inits {
+  std::mutex mu;
+  std::condition_variable done;
+  std::vector<Making> making;
+  std::map<std::thread::id, Making> waiting;  // thread: the init it waits for
+
+  const Making *find_making(rig_local_key_t *key, rig_device_t *d) const {
+    for (const Making &m : making)
+      if (m.key == key && m.device == d) return &m;
+    return nullptr;
+  }
+  // True iff the init m waits, through the inits its maker waits for, for
+  // one of self's.
+  bool waits_for(Making m, std::thread::id self) const {
+    for (size_t hops = 0; hops <= waiting.size(); hops++) {
+      if (m.maker == self) return true;
+      auto next = waiting.find(m.maker);
+      if (next == waiting.end()) return false;
+      m = next->second;
+    }
+    return false;
+  }
+};
+
+Inits &inits() {
+  static auto *i = new Inits();  // lives for the process
+  return *i;
+}
+
+// Returns true with *out the value where it is made; otherwise marks the
+// init this thread is to run, after waiting for another thread's.
+bool made_or_mine(rig_local_key_t *key, rig_device_t *d, void **out) {
+  Inits &in = inits();
+  std::thread::id self = std::this_thread::get_id();
+  std::unique_lock<std::mutex> g(in.mu);
+  for (;;) {
+    if (find(d, key, out)) return true;
+    require_live(d);
+    const Making *m = in.find_making(key, d);
+    if (!m) {
+      in.making.push_back({key, d, self});
+      return false;
+    }
+    if (in.waits_for(*m, self))
+      throw_invalid("rig_local_get of a key on " + d->name + " from inside " +
+                    (m->maker == self ? "that key's own init" : "an init that its init waits for") +
+                    ", as a call inside a lock");
+    in.waiting[self] = *m;
+    in.done.wait(g);
+    in.waiting.erase(self);
+  }
+}
+
+// Ends this thread's init of key on d, waking the gets that wait for it.
+void end_making(rig_local_key_t *key, rig_device_t *d) {
+  Inits &in = inits();
+  {
+    std::lock_guard<std::mutex> g(in.mu);
+    std::erase_if(in.making, [&](const Making &m) { return m.key == key && m.device == d; });
+  }
+  in.done.notify_all();
+}
+
 }  // namespace
 
 extern "C" {
@@ -64,23 +140,25 @@ rig_status_t rig_local_get(rig_local_key_t *key, rig_device_t *d, void **out) {
     *out = nullptr;
     if (find(d, key, out)) return RIG_OK;
     refuse_inside_lock();
-    require_live(d);
+    if (made_or_mine(key, d, out)) return RIG_OK;
+    struct End {
+      rig_local_key_t *key;
+      rig_device_t *d;
+      ~End() { end_making(key, d); }
+    } end{key, d};
     // init runs holding no lock of rig's: it may call rig.
     void *value = key->init(d, key->context);
-    bool kept = false, stopped = false;
+    bool stopped = false;
     {
       std::lock_guard<std::mutex> g(d->locals_mu);
-      for (auto &[k, v] : d->locals)
-        if (k == key) *out = v;  // another thread made it meanwhile: keep the first
       stopped = d->is_lost() && d->stop_returned();
-      if (!*out && !stopped) {
-        d->locals.push_back({key, value});
-        *out = value;
-        kept = true;
-      }
+      if (!stopped) d->locals.push_back({key, value});
     }
-    if (!kept && key->drop) key->drop(value, key->context);
-    if (stopped && !*out) throw_lost(d);
+    if (stopped) {
+      if (key->drop) key->drop(value, key->context);
+      throw_lost(d);
+    }
+    *out = value;
     return RIG_OK;
   });
 }

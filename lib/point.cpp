@@ -63,11 +63,15 @@ rig_status_t rig_point_wait(rig_point_t p) {
 rig_status_t rig_point_reached(rig_point_t p, bool *out) {
   RIG_API_CALL({
     require(out != nullptr, "out is NULL");
-    *out = true;
+    // Written only once the point is known: an error leaves it false.
+    *out = false;
     rig_device_t *d = resolve(p);
-    if (!d || d->reached(value_of(p))) return RIG_OK;
-    d->commit_to(value_of(p));
-    *out = d->reached(value_of(p));
+    bool reached = !d || d->reached(value_of(p));
+    if (!reached) {
+      d->commit_to(value_of(p));
+      reached = d->reached(value_of(p));
+    }
+    *out = reached;
     return RIG_OK;
   });
 }

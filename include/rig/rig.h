@@ -246,14 +246,21 @@ uint64_t rig_point_value(rig_point_t p);
 rig_point_t rig_point_make(const rig_device_t *d, uint64_t value);
 
 /* Returns once p is reached, committing its work first.  Host code after it
- * follows p's work.  Checks d's hang bound while it waits: a device whose
- * progress stands still past it is lost with "no progress for n ms".
- * RIG_ELOST if p's device is lost and never reached p; RIG_EINTR if the
- * thread's interrupt flag rose (rig_set_interrupt_flag). */
+ * follows p's work.  Watches p's device and every device its queue waits
+ * on for a value not yet reached, directly or along a chain of such waits:
+ * checks each one's hang bound (a device whose progress stands still past
+ * it is lost with "no progress for n ms") and asks its driver for a fault
+ * (the device is lost with the driver's reason), so a loss upstream
+ * spreads to p's device ("NAME lost") within the least of their bounds.
+ * RIG_ELOST if p's device is lost and never reached p; RIG_EINVAL if p's
+ * value was never submitted; RIG_EINTR if the thread's interrupt flag rose
+ * (rig_set_interrupt_flag). */
 rig_status_t rig_point_wait(rig_point_t p);
 /* *out is true iff p is reached, in which case host code after it follows
  * p's work; otherwise it commits p's work, so a loop on it ends once the
- * work runs.  RIG_ELOST as rig_point_wait. */
+ * work runs.  Checks no hang clock.  RIG_ELOST if p's device is lost and
+ * never reached p: such a point stays unreached for good; RIG_EINVAL if
+ * p's value was never submitted.  Any error leaves *out false. */
 rig_status_t rig_point_reached(rig_point_t p, bool *out);
 
 /* ------------------------------------------------------------------------ */
@@ -506,9 +513,13 @@ typedef void (*rig_local_drop_fn)(void *value, void *context);
  * stop has returned, before the close that ran the stop returns.  Keys
  * live for the process.  NULL if init is NULL.  Takes no lock. */
 rig_local_key_t *rig_local_new_key(rig_local_init_fn init, rig_local_drop_fn drop, void *context);
-/* *out is key's value on d, made by init at the first get on d.  A
- * reopened name is a new device with values of its own.  RIG_ELOST if d is
- * lost and the value was never made. */
+/* *out is key's value on d, made by init at the first get on d: init runs
+ * once per device, and a get while another thread's init of the key on d
+ * runs waits for that init and answers its value.  A reopened name is a
+ * new device with values of its own.  RIG_ELOST if d is lost and the value
+ * was never made; RIG_EINVAL, as a call made inside a lock, for a get of
+ * the key on d from inside its own init there (or from an init that init
+ * waits for), where the value is not made yet. */
 rig_status_t rig_local_get(rig_local_key_t *key, rig_device_t *d, void **out);
 
 /* ------------------------------------------------------------------------ */

@@ -124,6 +124,26 @@ Test(loss, a_fault_loses_the_device_with_the_drivers_message) {
   rig_buffer_unref(b);
 }
 
+/* Asserts that reached answers Lost for p of the lost device d, its answer
+ * false: an error writes no true (LMEM-09). */
+static void expect_lost_unreached(rig_device_t *d, rig_point_t p) {
+  bool reached = true;
+  CHECK_LOST(d, rig_point_reached(p, &reached));
+  cr_assert_not(reached, "reached answered Lost with true for a value %s never reached", rig_device_name(d));
+}
+
+Test(loss, an_unreached_point_of_a_lost_device_stays_unreached) { /* LMEM-09 */
+  rig_device_t *d = open_sim("SIM:39");
+  rig_buffer_t *b = create(d, 4 * KIB);
+  rig_point_t faulted = lose_by_fault(d, b, "ECC error");
+  expect_lost_unreached(d, faulted);
+  close_until_stopped(d);
+  cr_assert_geq(rig_submitted(d), rig_point_value(faulted));
+  expect_lost_unreached(d, faulted); /* with the word past it */
+  CHECK_LOST(d, rig_point_wait(faulted));
+  rig_buffer_unref(b);
+}
+
 Test(loss, memory_whose_last_write_was_lost_answers_lost_for_every_use) { /* LMEM-01 LMEM-08 LMEM-10 */
   rig_device_t *d = open_sim("SIM:41");
   rig_buffer_t *h = create(rig_host(), 64 * KIB);
