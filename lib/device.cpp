@@ -215,7 +215,7 @@ void rig_device::poll_fault(uint64_t word) {
     ~Leave() { d->leave_call(); }
   } leave{this};
   try {
-    rig::DriverCallMask mask;
+    rig::DriverCallMask mask(rig::masks_queue_calls(this));
     drv->sleep(word, 0);
   } catch (const rig::Fault &fault) {
     lose(fault.what(), true);
