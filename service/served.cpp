@@ -165,6 +165,25 @@ void ServedDevices::take_back(rig_device_t *d, size_t i, std::string config, uin
   rig_close(d);
 }
 
+rig_status_t ServedDevices::create(const Instance &instance, int64_t n, rig_memory_t kind, rig_buffer_t **out,
+                                   bool *served_own) const {
+  rig_device_t *served = devices_[instance.served()].get(), *on = instance.device();
+  *out = nullptr;
+  *served_own = false;
+  if (rig_reaches(on, served)) {
+    rig_buffer_t *own = nullptr;
+    rig_status_t status = rig_buffer_create(served, n, kind, &own);
+    if (status != RIG_OK) return status;
+    status = rig_buffer_borrow(on, own, out);
+    rig_buffer_unref(own);
+    *served_own = *out != nullptr;
+    // A borrow that cannot map (RIG_OK, no buffer) falls back to the
+    // instance's memory.
+    if (status != RIG_OK || *out) return status;
+  }
+  return rig_buffer_create(on, n, kind, out);
+}
+
 int64_t ServedDevices::allocated(size_t i) const {
   // Held outside the lock: the last hold of an instance takes it back,
   // which takes the lock.

@@ -60,6 +60,7 @@ class ServedDevices {
   ServedDevices &operator=(const ServedDevices &) = delete;
 
   size_t size() const noexcept { return devices_.size(); }
+  rig_device_t *device(size_t i) const noexcept { return devices_[i].get(); }
   const std::vector<rig_proxy_device_record> &records() const noexcept { return records_; }
   const Segment &segment() const noexcept { return *segment_; }
 
@@ -74,6 +75,17 @@ class ServedDevices {
   // every client that ever came: rig keeps a device's record for the
   // process's life, even once it is closed.
   std::shared_ptr<Instance> open_instance(size_t i, const std::string &config) const;
+
+  // n bytes of memory of kind for a client's work on instance, as *out, a
+  // buffer on the instance: the served device's own memory borrowed on the
+  // instance where the instance maps it (*served_own), so that the
+  // instance's loss poisons only what its unreached work wrote, as for any
+  // device's loss (LMEM-10), and not all of the memory it holds, which
+  // other clients may import (LMEM-06); else the instance's own memory.
+  // The served device's budget bounds the first, the instance's the
+  // second.  Answers as rig_buffer_create.
+  rig_status_t create(const Instance &instance, int64_t n, rig_memory_t kind, rig_buffer_t **out,
+                      bool *served_own) const;
 
   // The bytes allocated on served device i and on its instances, live and
   // idle (rig_allocated of each).
