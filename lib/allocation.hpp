@@ -162,7 +162,8 @@ void free_cache(rig_device_t *d);
 // target bytes of its budget or its cache is empty.
 void trim_cache(rig_device_t *d, int64_t target);
 // A round's part: the cached memory charged to budget_device's budget, on
-// every device (Pinned memory counts in the host's).
+// every device (Pinned memory counts in the host's), or to a device that
+// shares its bound (Facts::shared_bound).
 void free_cache_charged_to(rig_device_t *budget_device);
 // Runs what waits on d's retired list whose work is done (or whose device
 // has stopped): released submissions, images to unload (lib/retire.cpp).
