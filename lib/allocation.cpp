@@ -520,7 +520,7 @@ void move_collected(rig_device_t *d) {
                  a->charged_to->allocated.load() <= a->charged_to->budget.load();
     if (cache) {
       Guard g(d->reclaim_mu);
-      cache = !d->is_host || host_keeps(d, a);
+      cache = d->cache_bytes + a->charged <= d->cache_limit.load() && (!d->is_host || host_keeps(d, a));
     }
     move_memory(a, cache);
     release_part(a);
@@ -566,6 +566,13 @@ void free_cache(rig_device_t *d) {
 void trim_cache(rig_device_t *d, int64_t target) {
   move_collected(d);
   drop_cached(d, [&](const CachedBlock &c) { return c.charged_to == d; }, [&] { return d->allocated.load() > target; });
+}
+
+void limit_cache(rig_device_t *d, int64_t n) {
+  d->cache_limit.store(n);
+  move_collected(d);
+  // Under the device's lock, as drop_cached reads it.
+  drop_cached(d, [](const CachedBlock &) { return true; }, [&] { return d->cache_bytes > n; });
 }
 
 void free_cache_charged_to(rig_device_t *budget_device) {

@@ -43,6 +43,9 @@ struct Facts {
   // reclamation free what is collected and cached on each of them, as for
   // one budget (RECL-36).  nullptr: the device shares no bound.
   const void *shared_bound = nullptr;
+  // The most bytes of collected memory the device's cache keeps for reuse
+  // (rig_cache_limit): past it, memory returns to the driver.
+  int64_t cache_limit = INT64_MAX;
   std::optional<int64_t> hang_ms;    // where no kernel timeout bounds work
   std::optional<int> numa_node;      // the host NUMA node nearest the device
   bool maps_host = false;            // map_host maps host pages for the work
