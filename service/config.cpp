@@ -99,6 +99,9 @@ Policy parse_config(std::istream &in) {
       } else if (key == "quota_bytes") {
         if (!parse_number(value, p.quota_bytes) || p.quota_bytes < 0)
           throw std::invalid_argument("quota_bytes is not a byte count: " + value);
+      } else if (key == "cache_limit_bytes") {
+        if (!parse_number(value, p.cache_limit_bytes) || p.cache_limit_bytes < 0)
+          throw std::invalid_argument("cache_limit_bytes is not a byte count: " + value);
       } else if (key == "max_clients_per_user") {
         if (!parse_number(value, p.max_clients_per_user) || p.max_clients_per_user < 0)
           throw std::invalid_argument("max_clients_per_user is not a count: " + value);

@@ -53,6 +53,14 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
   return true;
 }
 
+void Requests::release_caches() const noexcept {
+  for (size_t i = 0; i < current_.size(); ++i)
+    if (current_[i]) {
+      rig_free_cache(current_[i]->device());
+      rig_free_cache(served_.device(i));
+    }
+}
+
 rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   if (entry.device >= served_.size()) return RIG_EINVAL;
   if (proxies_.size() == proxy_limit_) return RIG_EOPEN;

@@ -51,7 +51,7 @@ uint64_t *word_at(const Segment &segment, size_t i) {
 
 }  // namespace
 
-ServedDevices::ServedDevices(const std::vector<std::string> &names) {
+ServedDevices::ServedDevices(const std::vector<std::string> &names, int64_t cache_limit) : cache_limit_(cache_limit) {
   bool named = !names.empty();
   std::vector<std::string> opening = named ? names : default_names();
   for (const auto &name : opening) {
@@ -83,7 +83,9 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
     r.cache_bytes = rig_device_cache_bytes(d);
     r.alignment = rig_device_alignment(d);
     r.flags = is_host ? RIG_PROXY_DEVICE_HOST : 0;
+    r.cache_limit = cache_limit;
     records_.push_back(r);
+    rig_set_cache_limit(d, cache_limit);
   }
   for (size_t i = 0; i < devices_.size(); ++i)
     for (size_t j = 0; j < devices_.size() && j < 64; ++j)
@@ -141,6 +143,7 @@ std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::stri
   if (!d) {
     rig_open_options_t options{sizeof options, config.c_str()};
     if (rig_open(name.c_str(), &options, &d) != RIG_OK) return nullptr;
+    rig_set_cache_limit(d, cache_limit_);
   }
   auto instance = std::make_shared<Instance>(d, i, config, *this);
   std::lock_guard g(instances_mu_);

@@ -2,6 +2,7 @@
 // to every client, and their instances, which run the clients' work.
 #pragma once
 
+#include "config.hpp"
 #include "protocol.h"
 #include "segments.hpp"
 
@@ -50,9 +51,11 @@ class ServedDevices {
   // drivers that opens but the host, memory and sim devices, and MEM:0 and
   // MEM:1 where none does; then, last and always, the machine's host,
   // served as CPU, whose work runs on a memory device of rigd's (MEM:host)
-  // since rig's host runs launches only.  Throws std::runtime_error with
-  // rig's reason if a named device does not open.
-  explicit ServedDevices(const std::vector<std::string> &names);
+  // since rig's host runs launches only.  Each served device and each
+  // instance keeps at most cache_limit bytes cached (rig_set_cache_limit),
+  // and so do its proxies (their records say so).  Throws
+  // std::runtime_error with rig's reason if a named device does not open.
+  explicit ServedDevices(const std::vector<std::string> &names, int64_t cache_limit = default_cache_limit_bytes);
   // Closes the idle instances, then the served devices; every Instance
   // has gone back before.
   ~ServedDevices();
@@ -114,6 +117,7 @@ class ServedDevices {
     rig_device_t *device;
     std::string config;
   };
+  int64_t cache_limit_;
   std::vector<std::unique_ptr<rig_device_t, Close>> devices_;
   std::vector<rig_proxy_device_record> records_;
   std::unique_ptr<Segment> segment_;

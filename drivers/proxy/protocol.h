@@ -242,6 +242,10 @@ struct rig_proxy_device_record {
                                       memory (rig_reaches), for j < 64 */
   uint32_t flags;                  /* enum rig_proxy_device_flag */
   uint32_t reserved;               /* zero */
+  int64_t cache_limit;             /* the most bytes of released memory a proxy
+                                      of it keeps cached (its rig_cache_limit),
+                                      as rigd keeps on the device: rigd's
+                                      cache_limit_bytes */
 };
 
 enum rig_proxy_device_flag {

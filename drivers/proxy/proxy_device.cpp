@@ -4,6 +4,7 @@
 #include "../common/shared_host_memory.hpp"
 #include "ring.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -24,6 +25,9 @@ Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word, con
   f.alignment = r.alignment;
   if (r.cache_bytes > 0) f.cache_bytes = r.cache_bytes;
   f.budget = r.budget;
+  // Its cache is memory rigd holds for the client: bounded as rigd bounds
+  // its own.
+  f.cache_limit = std::max<int64_t>(r.cache_limit, 0);
   // The client's quota bounds the memory of every proxy of its connection
   // together: a refusal reclaims the caches of them all.
   if (r.flags & RIG_PROXY_DEVICE_QUOTA) f.shared_bound = &link;
