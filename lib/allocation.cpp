@@ -258,19 +258,36 @@ Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n
 
 }  // namespace
 
+namespace {
+
+// Whether memory charged to d counts in budget_device's budget, or in the
+// bound its driver sets on both (Facts::shared_bound).
+bool counts_with(const rig_device_t *d, const rig_device_t *budget_device) {
+  const void *bound = budget_device->facts.shared_bound;
+  return d == budget_device || (bound && d->facts.shared_bound == bound);
+}
+
+}  // namespace
+
 // A round of reclamation for the budget of budget_device.
 void reclaim_round(rig_device_t *budget_device, int round) {
   if (round >= 1) release_idle_staging();
   // Wait for the work that holds back collected memory, then free the cache.
   std::vector<std::pair<rig_device_t *, uint64_t>> waits;
-  {
+  auto wait_for_collected = [&](rig_device_t *d) {
     // Locks nest in this order only: a device's, then an allocation's.
-    Guard g(budget_device->reclaim_mu);
-    for (Allocation *a : budget_device->collected) {
+    Guard g(d->reclaim_mu);
+    for (Allocation *a : d->collected) {
       Guard ga(a->mu);
       for (const Stamp &s : a->stamps) waits.push_back({s.device, s.use});
     }
-  }
+  };
+  if (budget_device->facts.shared_bound)
+    for_each_open_device([&](rig_device_t *d) {
+      if (counts_with(d, budget_device)) wait_for_collected(d);
+    });
+  else
+    wait_for_collected(budget_device);
   for (auto &[dev, v] : waits) {
     try {
       dev->wait(v);
@@ -508,7 +525,7 @@ void move_collected(rig_device_t *d) {
                  a->charged_to->allocated.load() <= a->charged_to->budget.load();
     if (cache) {
       Guard g(d->reclaim_mu);
-      cache = !d->is_host || host_keeps(d, a);
+      cache = d->cache_bytes + a->charged <= d->cache_limit.load() && (!d->is_host || host_keeps(d, a));
     }
     move_memory(a, cache);
     release_part(a);
@@ -556,10 +573,17 @@ void trim_cache(rig_device_t *d, int64_t target) {
   drop_cached(d, [&](const CachedBlock &c) { return c.charged_to == d; }, [&] { return d->allocated.load() > target; });
 }
 
+void limit_cache(rig_device_t *d, int64_t n) {
+  d->cache_limit.store(n);
+  move_collected(d);
+  // Under the device's lock, as drop_cached reads it.
+  drop_cached(d, [](const CachedBlock &) { return true; }, [&] { return d->cache_bytes > n; });
+}
+
 void free_cache_charged_to(rig_device_t *budget_device) {
   for_each_open_device([&](rig_device_t *d) {
     move_collected(d);
-    drop_cached(d, [&](const CachedBlock &c) { return c.charged_to == budget_device; }, [] { return true; });
+    drop_cached(d, [&](const CachedBlock &c) { return counts_with(c.charged_to, budget_device); }, [] { return true; });
   });
 }
 

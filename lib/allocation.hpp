@@ -161,8 +161,12 @@ void free_cache(rig_device_t *d);
 // set_budget's part: d's cached memory returned until d holds at most
 // target bytes of its budget or its cache is empty.
 void trim_cache(rig_device_t *d, int64_t target);
+// rig_set_cache_limit's part: d's cache keeps at most n bytes from now on,
+// its cached memory returned to its driver until it holds no more.
+void limit_cache(rig_device_t *d, int64_t n);
 // A round's part: the cached memory charged to budget_device's budget, on
-// every device (Pinned memory counts in the host's).
+// every device (Pinned memory counts in the host's), or to a device that
+// shares its bound (Facts::shared_bound).
 void free_cache_charged_to(rig_device_t *budget_device);
 // Runs what waits on d's retired list whose work is done (or whose device
 // has stopped): released submissions, images to unload (lib/retire.cpp).

@@ -54,9 +54,11 @@ struct rig_device {
   // Reclamation: allocations collected but not yet returned, and the cache.
   rig::Mutex reclaim_mu;
   std::vector<rig::Allocation *> collected;
-  // The cache, by kind and bytes, and the bytes it holds.
+  // The cache, by kind and bytes, and the bytes it holds, at most
+  // cache_limit (rig_set_cache_limit).
   std::multimap<std::pair<int, int64_t>, rig::CachedBlock *> cache;
   int64_t cache_bytes = 0;
+  std::atomic<int64_t> cache_limit{INT64_MAX};
   // Allocations (live, collected or cached) and other holdings that keep the
   // device in its slot after it is closed.
   std::atomic<int64_t> holdings{0};

@@ -37,6 +37,15 @@ struct Facts {
   int64_t alignment = 64;            // power of two; every alloc starts on it
   std::optional<int64_t> cache_bytes;
   int64_t budget = INT64_MAX;        // bytes of memory that count in it
+  // Devices that state one key here share a bound of their driver's on
+  // their memory together, beyond each one's budget, such as the quota
+  // that rigd sets on a client's proxies: a refused allocation's rounds of
+  // reclamation free what is collected and cached on each of them, as for
+  // one budget (RECL-36).  nullptr: the device shares no bound.
+  const void *shared_bound = nullptr;
+  // The most bytes of collected memory the device's cache keeps for reuse
+  // (rig_cache_limit): past it, memory returns to the driver.
+  int64_t cache_limit = INT64_MAX;
   std::optional<int64_t> hang_ms;    // where no kernel timeout bounds work
   std::optional<int> numa_node;      // the host NUMA node nearest the device
   bool maps_host = false;            // map_host maps host pages for the work

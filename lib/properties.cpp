@@ -84,6 +84,18 @@ rig_status_t rig_set_budget(rig_device_t *d, int64_t n) {
   });
 }
 
+int64_t rig_cache_limit(const rig_device_t *d) { return d ? d->cache_limit.load() : 0; }
+
+rig_status_t rig_set_cache_limit(rig_device_t *d, int64_t n) {
+  RIG_API_CALL({
+    refuse_inside_lock();
+    require(d != nullptr, "the device is NULL");
+    if (n < 0) throw_invalid("a cache limit cannot be negative: " + std::to_string(n));
+    limit_cache(d, n);
+    return RIG_OK;
+  });
+}
+
 rig_status_t rig_free_cache(rig_device_t *d) {
   RIG_API_CALL({
     refuse_inside_lock();

@@ -88,6 +88,7 @@ void check_facts(const Facts &f) {
   if (!f.word && !f.own_word) throw_invalid("the driver's facts give no timeline word");
   if (f.copy_engine >= static_cast<int>(f.queues.size())) throw_invalid("the driver's facts name a copy engine it does not have");
   if (f.budget < 0) throw_invalid("the driver's facts state a negative budget");
+  if (f.cache_limit < 0) throw_invalid("the driver's facts state a negative cache limit");
   if (f.commit_every < 1) throw_invalid("the driver's facts state a commit interval below 1");
   if (f.first_after > kValueMax) throw_invalid("the driver's facts start the timeline past its last value");
   if (f.hang_ms && *f.hang_ms <= 0) throw_invalid("the driver's facts state a hang bound that is not positive");
@@ -107,6 +108,7 @@ rig_device_t *make_record(const std::string &name, Driver *driver, std::unique_p
   d->committed.store(start);
   d->reported.store(start);
   d->budget.store(d->facts.budget);
+  d->cache_limit.store(d->facts.cache_limit);
   d->drv = std::move(drv);
   return d;
 }

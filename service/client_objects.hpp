@@ -6,6 +6,7 @@
 
 #include <rig/rig.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +14,20 @@
 #include <unordered_map>
 
 namespace rigd {
+
+// What a buffer holds: the instances it needs open, the one whose memory
+// it is (empty for a served device's own memory and host memory) and the
+// one it is mapped on where that is another (a borrow); the slot of its
+// allocation's row of the shared-buffer table, which holds a row once the
+// memory is exported or where it is an import; and the served device
+// whose memory (its own or an instance's) the client may export through
+// it, no_export for a borrow on another proxy's instance or host memory.
+struct ObjectHolds {
+  static constexpr size_t no_export = SIZE_MAX;
+  std::shared_ptr<Instance> memory, mapped_on;
+  std::shared_ptr<RowSlot> rows;
+  size_t exports = no_export;
+};
 
 class ClientObjects {
  public:
@@ -26,15 +41,8 @@ class ClientObjects {
   // Whether bytes more of counted memory stay within the quota.
   bool fits(int64_t bytes) const;
 
-  // What a buffer holds: the instances it needs open, the one whose memory
-  // it is and the one it is mapped on where that is another (a borrow),
-  // both empty for host memory; and the slot of its allocation's row of the
-  // shared-buffer table, which holds a row once the memory is exported or
-  // where it is an import.
-  struct Holds {
-    std::shared_ptr<Instance> memory, mapped_on;
-    std::shared_ptr<RowSlot> rows;
-  };
+  using Holds = ObjectHolds;
+  static constexpr size_t no_export = ObjectHolds::no_export;
 
   // Takes the caller's reference to buffer and answers its new handle;
   // counted bytes count against the quota until the handle is removed, and

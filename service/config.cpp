@@ -101,6 +101,9 @@ Policy parse_config(std::istream &in) {
           throw std::invalid_argument("quota_bytes is not a byte count: " + value);
       } else if (key == "cuda_contexts") {
         p.cuda_contexts = parse_cuda_contexts(value);
+      } else if (key == "cache_limit_bytes") {
+        if (!parse_number(value, p.cache_limit_bytes) || p.cache_limit_bytes < 0)
+          throw std::invalid_argument("cache_limit_bytes is not a byte count: " + value);
       } else if (key == "max_clients_per_user") {
         if (!parse_number(value, p.max_clients_per_user) || p.max_clients_per_user < 0)
           throw std::invalid_argument("max_clients_per_user is not a count: " + value);

@@ -14,11 +14,18 @@
 
 namespace rigd {
 
+// The released memory rigd keeps cached per device unless configured.
+inline constexpr int64_t default_cache_limit_bytes = int64_t{64} << 20;
+
 // Who may connect, and what each client may hold.
 struct Policy {
   std::vector<uid_t> users;  // allow_users: admitted uids
   std::vector<gid_t> groups; // allow_groups: admitted gids
   int64_t quota_bytes = 0;   // quota_bytes: device memory per client; 0 for none
+  // cache_limit_bytes: the released memory rigd keeps cached for reuse on
+  // each device it runs clients' work on (each served device and each
+  // instance), and each client's proxy in the client's process.
+  int64_t cache_limit_bytes = default_cache_limit_bytes;
   // max_clients_per_user: the clients one user may have connected at once;
   // 0 for no bound.
   int64_t max_clients_per_user = 256;
@@ -40,8 +47,8 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// quota_bytes, max_clients_per_user and cuda_contexts.  Throws std::invalid_argument
-// naming the line.
+// quota_bytes, cache_limit_bytes, max_clients_per_user and cuda_contexts.
+// Throws std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 
 // Whether policy admits a peer of uid, primary gid and supplementary groups.

@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &ending, nullptr);
     int signals = signalfd(-1, &ending, SFD_CLOEXEC);
     if (signals < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
-    rigd::ServedDevices served(options.devices);
+    rigd::ServedDevices served(options.devices, options.policy.cache_limit_bytes);
     rigd::Listener listener(options.socket);
     std::fprintf(stderr, "rigd: serving %zu devices on %s\n", served.size(),
                  listener.activated() ? "the socket systemd passed" : options.socket.c_str());

@@ -18,15 +18,20 @@ constexpr int idle_sleep_ms = 200;
 // the last answer and its next submit), shorter than anything a person
 // would call busy.
 constexpr auto spin_after_entry = std::chrono::microseconds(200);
+// A client that sent nothing for this long is idle: the memory cached for
+// it goes back to the drivers (Requests::release_caches).
+constexpr auto idle_after_entry = std::chrono::seconds(1);
 
 }  // namespace
 
 PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, const std::atomic<bool> &stopping) {
   auto submissions = rings.submission_consumer();
   auto completions = rings.completion_producer();
-  auto last_entry = std::chrono::steady_clock::now();
+  auto last_entry = std::chrono::steady_clock::now(), last_work = last_entry;
   // Entries came since the clock was last read: the spin starts anew.
   bool fresh = false;
+  // Entries came since the caches were last released.
+  bool worked = false;
   for (unsigned empty_polls = 0; !stopping.load(std::memory_order_acquire);) {
     rig_proxy_entry entry;
     RingStatus status = submissions.peek(entry);
@@ -37,7 +42,11 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
         continue;
       }
       auto now = std::chrono::steady_clock::now();
-      if (fresh) last_entry = now, fresh = false;
+      if (fresh) last_entry = last_work = now, fresh = false;
+      if (worked && now - last_work >= idle_after_entry) {
+        requests.release_caches();
+        worked = false;
+      }
       if (now - last_entry < spin_after_entry) {
         rig::spin_turn(empty_polls);
         continue;
@@ -48,7 +57,7 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
       continue;
     }
     empty_polls = 0;
-    fresh = true;
+    fresh = worked = true;
     if (status == RingStatus::breach) return PollerEnd::breach;
     rig_proxy_completion answer;
     bool answered = requests.handle(entry, answer);

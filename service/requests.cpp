@@ -54,6 +54,14 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
   return true;
 }
 
+void Requests::release_caches() const noexcept {
+  for (size_t i = 0; i < current_.size(); ++i)
+    if (current_[i]) {
+      rig_free_cache(current_[i]->device());
+      rig_free_cache(served_.device(i));
+    }
+}
+
 rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   if (entry.device >= served_.size()) return RIG_EINVAL;
   if (proxies_.size() == proxy_limit_) return RIG_EOPEN;
@@ -94,10 +102,11 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
     answer.detail = bytes;
     return RIG_ENOMEM;
   }
-  const std::shared_ptr<Instance> &instance = proxies_[entry.device].instance;
+  const Proxy &p = proxies_[entry.device];
   rig_buffer_t *b = nullptr;
+  bool served_own = false;
   rig_status_t status =
-      rig_buffer_create(instance->device(), static_cast<int64_t>(bytes), static_cast<rig_memory_t>(kind), &b);
+      served_.create(*p.instance, static_cast<int64_t>(bytes), static_cast<rig_memory_t>(kind), &b, &served_own);
   if (status == RIG_ENOMEM) answer.detail = bytes;
   if (status != RIG_OK) return status;
   // The driver's allocator and rig's cache hand back memory that other
@@ -109,7 +118,9 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
     rig_buffer_unref(b);
     return status;
   }
-  answer.value = objects_.add(b, static_cast<int64_t>(bytes), {instance, nullptr, nullptr});
+  ClientObjects::Holds holds{nullptr, p.instance, nullptr, p.device};
+  if (!served_own) holds = {p.instance, nullptr, nullptr, p.device};
+  answer.value = objects_.add(b, static_cast<int64_t>(bytes), std::move(holds));
   return RIG_OK;
 }
 
@@ -190,11 +201,18 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   // Only memory of an instance of the proxy's served device, as allocated
   // or imported, not a borrow: a host arena is the client's, and a borrow
   // needs the instance it maps on.
-  bool exportable = holds.memory && holds.memory->served() == device && !holds.mapped_on;
+  bool exportable = holds.exports == device;
   if (exportable && offset <= size && length <= size - offset)
     rig_buffer_view(whole, static_cast<int64_t>(offset), static_cast<int64_t>(length), &view);
   rig_buffer_unref(whole);
   if (!view) return RIG_EINVAL;
+  // The export's view lies on the memory's own device, not on the client's
+  // instance through a borrow, which the instance's loss would end.
+  rig_buffer_t *own = nullptr;
+  rig_status_t status = rig_buffer_borrow(holds.memory ? holds.memory->device() : served_.device(device), view, &own);
+  rig_buffer_unref(view);
+  if (status != RIG_OK) return status;
+  view = own;
   // Work on the exported handle, and on imports of it, counts in its row.
   std::shared_ptr<SharedRow> row = objects_.row_of(entry.args[0], [&] { return exports_.new_row(); });
   if (!row) {
@@ -216,11 +234,12 @@ rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   rig_buffer_t *mapped = nullptr;
   if (rig_buffer_borrow(p.instance->device(), view, &mapped) == RIG_OK && mapped) {
     rig_buffer_unref(view);
-    answer.value =
-        objects_.add(mapped, 0, {std::move(shared.memory), p.instance, std::make_shared<RowSlot>(shared.row)});
+    answer.value = objects_.add(
+        mapped, 0, {std::move(shared.memory), p.instance, std::make_shared<RowSlot>(shared.row), ClientObjects::no_export});
   } else {
     // The exporter's quota counts the memory.
-    answer.value = objects_.add(view, 0, {std::move(shared.memory), nullptr, std::make_shared<RowSlot>(shared.row)});
+    answer.value =
+        objects_.add(view, 0, {std::move(shared.memory), nullptr, std::make_shared<RowSlot>(shared.row), p.device});
   }
   return RIG_OK;
 }

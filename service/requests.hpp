@@ -37,6 +37,11 @@ class Requests {
   // the client does not hold.  A hand-over rigd takes has none.
   bool handle(const rig_proxy_entry &entry, rig_proxy_completion &answer);
 
+  // Returns to their drivers the cached memory of the devices the
+  // client's proxies run on, its instances and the served devices whose
+  // memory they borrow, as the client goes idle.
+  void release_caches() const noexcept;
+
  private:
   struct Proxy {
     size_t device;        // the served device's index

@@ -51,7 +51,7 @@ uint64_t *word_at(const Segment &segment, size_t i) {
 
 }  // namespace
 
-ServedDevices::ServedDevices(const std::vector<std::string> &names) {
+ServedDevices::ServedDevices(const std::vector<std::string> &names, int64_t cache_limit) : cache_limit_(cache_limit) {
   bool named = !names.empty();
   std::vector<std::string> opening = named ? names : default_names();
   for (const auto &name : opening) {
@@ -83,7 +83,9 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names) {
     r.cache_bytes = rig_device_cache_bytes(d);
     r.alignment = rig_device_alignment(d);
     r.flags = is_host ? RIG_PROXY_DEVICE_HOST : 0;
+    r.cache_limit = cache_limit;
     records_.push_back(r);
+    rig_set_cache_limit(d, cache_limit);
   }
   for (size_t i = 0; i < devices_.size(); ++i)
     for (size_t j = 0; j < devices_.size() && j < 64; ++j)
@@ -147,6 +149,7 @@ std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::stri
   if (!d) {
     rig_open_options_t options{sizeof options, config.c_str()};
     if (rig_open(name.c_str(), &options, &d) != RIG_OK) return nullptr;
+    rig_set_cache_limit(d, cache_limit_);
   }
   auto instance = std::make_shared<Instance>(d, i, config, reusable, *this);
   std::lock_guard g(instances_mu_);
@@ -170,6 +173,25 @@ void ServedDevices::take_back(rig_device_t *d, size_t i, std::string config, boo
     }
   }
   rig_close(d);
+}
+
+rig_status_t ServedDevices::create(const Instance &instance, int64_t n, rig_memory_t kind, rig_buffer_t **out,
+                                   bool *served_own) const {
+  rig_device_t *served = devices_[instance.served()].get(), *on = instance.device();
+  *out = nullptr;
+  *served_own = false;
+  if (rig_reaches(on, served)) {
+    rig_buffer_t *own = nullptr;
+    rig_status_t status = rig_buffer_create(served, n, kind, &own);
+    if (status != RIG_OK) return status;
+    status = rig_buffer_borrow(on, own, out);
+    rig_buffer_unref(own);
+    *served_own = *out != nullptr;
+    // A borrow that cannot map (RIG_OK, no buffer) falls back to the
+    // instance's memory.
+    if (status != RIG_OK || *out) return status;
+  }
+  return rig_buffer_create(on, n, kind, out);
 }
 
 int64_t ServedDevices::allocated(size_t i) const {

@@ -2,6 +2,7 @@
 // to every client, and their instances, which run the clients' work.
 #pragma once
 
+#include "config.hpp"
 #include "protocol.h"
 #include "segments.hpp"
 
@@ -53,9 +54,11 @@ class ServedDevices {
   // drivers that opens but the host, memory and sim devices, and MEM:0 and
   // MEM:1 where none does; then, last and always, the machine's host,
   // served as CPU, whose work runs on a memory device of rigd's (MEM:host)
-  // since rig's host runs launches only.  Throws std::runtime_error with
-  // rig's reason if a named device does not open.
-  explicit ServedDevices(const std::vector<std::string> &names);
+  // since rig's host runs launches only.  Each served device and each
+  // instance keeps at most cache_limit bytes cached (rig_set_cache_limit),
+  // and so do its proxies (their records say so).  Throws
+  // std::runtime_error with rig's reason if a named device does not open.
+  explicit ServedDevices(const std::vector<std::string> &names, int64_t cache_limit = default_cache_limit_bytes);
   // Closes the idle instances, then the served devices; every Instance
   // has gone back before.
   ~ServedDevices();
@@ -63,6 +66,7 @@ class ServedDevices {
   ServedDevices &operator=(const ServedDevices &) = delete;
 
   size_t size() const noexcept { return devices_.size(); }
+  rig_device_t *device(size_t i) const noexcept { return devices_[i].get(); }
   const std::vector<rig_proxy_device_record> &records() const noexcept { return records_; }
   const Segment &segment() const noexcept { return *segment_; }
 
@@ -79,6 +83,17 @@ class ServedDevices {
   // reusable (a CUDA context of its client's alone) is closed once its
   // client let go, never kept idle.
   std::shared_ptr<Instance> open_instance(size_t i, const std::string &config, bool reusable = true) const;
+
+  // n bytes of memory of kind for a client's work on instance, as *out, a
+  // buffer on the instance: the served device's own memory borrowed on the
+  // instance where the instance maps it (*served_own), so that the
+  // instance's loss poisons only what its unreached work wrote, as for any
+  // device's loss (LMEM-10), and not all of the memory it holds, which
+  // other clients may import (LMEM-06); else the instance's own memory.
+  // The served device's budget bounds the first, the instance's the
+  // second.  Answers as rig_buffer_create.
+  rig_status_t create(const Instance &instance, int64_t n, rig_memory_t kind, rig_buffer_t **out,
+                      bool *served_own) const;
 
   // The bytes allocated on served device i and on its instances, live and
   // idle (rig_allocated of each).
@@ -107,6 +122,7 @@ class ServedDevices {
     rig_device_t *device;
     std::string config;
   };
+  int64_t cache_limit_;
   std::vector<std::unique_ptr<rig_device_t, Close>> devices_;
   std::vector<rig_proxy_device_record> records_;
   std::unique_ptr<Segment> segment_;

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <cstring>
@@ -62,6 +63,18 @@ rig_proxy_welcome welcome_of(int32_t status, uint32_t device_count, const std::s
   w.device_count = device_count;
   std::snprintf(w.why, sizeof w.why, "%s", why.c_str());
   return w;
+}
+
+// The served devices' records as a client of quota bytes (0 for none)
+// sees them: each proxy's budget is at most the quota, which counts them
+// together.
+std::vector<rig_proxy_device_record> with_quota(std::vector<rig_proxy_device_record> records, int64_t quota) {
+  if (quota > 0)
+    for (rig_proxy_device_record &r : records) {
+      r.budget = std::min(r.budget, quota);
+      r.flags |= RIG_PROXY_DEVICE_QUOTA;
+    }
+  return records;
 }
 
 void refuse(int socket, const std::string &why) {
@@ -223,7 +236,8 @@ bool Session::welcome(const Segment &completion, const Segment &ring) {
   auto w = welcome_of(RIG_OK, static_cast<uint32_t>(served_.size()), "");
   std::vector<std::byte> message(sizeof w);
   std::memcpy(message.data(), &w, sizeof w);
-  auto records = std::as_bytes(std::span(served_.records()));
+  std::vector<rig_proxy_device_record> quota_records = with_quota(served_.records(), policy_.quota_bytes);
+  auto records = std::as_bytes(std::span(quota_records));
   message.insert(message.end(), records.begin(), records.end());
   int fds[RIG_PROXY_SEGMENT_FDS] = {served_.segment().fd(), completion.fd(), ring.fd()};
   return rig::proxy::send_message(socket_, message, fds);

@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 5u
+#define RIG_PROXY_VERSION 6u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -234,18 +234,26 @@ struct rig_proxy_welcome {
 struct rig_proxy_device_record {
   char name[RIG_PROXY_NAME_BYTES]; /* rigd's name of it, such as "SIM:0" */
   char arch[RIG_PROXY_NAME_BYTES]; /* its rig_device_arch */
-  int64_t budget;                  /* its rig_budget when rigd opened it */
+  int64_t budget;                  /* its rig_budget when rigd opened it, or the
+                                      client's quota where that is less */
   int64_t cache_bytes;             /* its rig_device_cache_bytes */
   int64_t alignment;               /* its rig_device_alignment */
   uint64_t reaches;                /* bit j set where it maps device j's Device
                                       memory (rig_reaches), for j < 64 */
   uint32_t flags;                  /* enum rig_proxy_device_flag */
   uint32_t reserved;               /* zero */
+  int64_t cache_limit;             /* the most bytes of released memory a proxy
+                                      of it keeps cached (its rig_cache_limit),
+                                      as rigd keeps on the device: rigd's
+                                      cache_limit_bytes */
 };
 
 enum rig_proxy_device_flag {
   /* The machine's host (named CPU): its proxies also run words parts. */
-  RIG_PROXY_DEVICE_HOST = 1
+  RIG_PROXY_DEVICE_HOST = 1,
+  /* The client's quota (quota_bytes) bounds the memory of its proxies of
+   * every device together: rigd answers RIG_ENOMEM to an ALLOC past it. */
+  RIG_PROXY_DEVICE_QUOTA = 2
 };
 
 /* The device segment: the served devices' progress words, in the order of

@@ -4,6 +4,7 @@
 #include "../common/shared_host_memory.hpp"
 #include "ring.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -18,12 +19,18 @@ constexpr uint64_t most_bytes_in_flight = uint64_t{64} << 20;
 // it promptly.
 constexpr int64_t word_sleep_ms = 50;
 
-Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word) {
+Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word, const RigdLink &link) {
   Facts f;
   f.arch = r.arch;
   f.alignment = r.alignment;
   if (r.cache_bytes > 0) f.cache_bytes = r.cache_bytes;
   f.budget = r.budget;
+  // Its cache is memory rigd holds for the client: bounded as rigd bounds
+  // its own.
+  f.cache_limit = std::max<int64_t>(r.cache_limit, 0);
+  // The client's quota bounds the memory of every proxy of its connection
+  // together: a refusal reclaims the caches of them all.
+  if (r.flags & RIG_PROXY_DEVICE_QUOTA) f.shared_bound = &link;
   f.queues = {"COMPUTE:0", "COPY:0"};
   f.copy_engine = 1;
   f.may_block = true;
@@ -60,7 +67,7 @@ ProxyDevice::ProxyDevice(std::shared_ptr<RigdLink> link, uint32_t served, uint32
       served_(served),
       index_(index),
       word_(link_->word(index)),
-      facts_(facts_of(link_->devices()[served], word_)),
+      facts_(facts_of(link_->devices()[served], word_, *link_)),
       accepted_(start) {}
 
 rig_proxy_completion ProxyDevice::ask(uint16_t opcode, uint64_t a0, uint64_t a1, uint64_t a2) {

@@ -224,6 +224,18 @@ rig_status_t rig_set_budget(rig_device_t *d, int64_t n);
 /* Returns d's staging memory that no copy holds, moves d's collected memory
  * whose work is done, and returns d's cached memory to its driver. */
 rig_status_t rig_free_cache(rig_device_t *d);
+/* The most bytes of memory d's cache keeps for reuse: INT64_MAX, no bound
+ * but d's budget, unless d's driver states less or rig_set_cache_limit set
+ * it; 0 for NULL.  Takes no lock. */
+int64_t rig_cache_limit(const rig_device_t *d);
+/* Sets d's cache limit to n (bytes), moves d's collected memory whose work
+ * is done, then returns cached memory to d's driver until d's cache holds
+ * at most n bytes; never frees a live buffer.  From then on, collected
+ * memory whose work is done and that would take d's cache past n skips
+ * the cache and returns to the driver, as memory does that finishes
+ * waiting while d holds more than its budget.  The host keeps its own
+ * bounds beside it.  RIG_EINVAL if d is NULL or n < 0. */
+rig_status_t rig_set_cache_limit(rig_device_t *d, int64_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Points                                                                    */

@@ -761,6 +761,32 @@ Test(devices, allocated_counts_whole_words) { /* RECL-46 */
   rig_buffer_unref(h);
 }
 
+Test(devices, a_cache_limit_bounds_the_cache_but_never_live_buffers) {
+  /* rig_set_cache_limit: RECL-07's cache, held to the limit as RECL-13
+   * holds it to the budget, and trimmed as RECL-48 and RECL-49 trim to a
+   * budget. */
+  rig_device_t *m = open_named("MEM:38");
+  cr_assert_eq(rig_cache_limit(m), INT64_MAX, "a memory device states no cache limit");
+  CHECK_OK(rig_set_cache_limit(m, 4096));
+  cr_assert_eq(rig_cache_limit(m), 4096);
+  rig_buffer_t *kept = create(m, 3000), *over = create(m, 3000), *live = create(m, 64);
+  rig_buffer_unref(kept);
+  cr_assert_eq(rig_allocated(m), 6064, "3000 bytes within the limit stay cached");
+  rig_buffer_unref(over);
+  cr_assert_eq(rig_allocated(m), 3064, "3000 bytes more would pass the limit: they return to the driver");
+  rig_buffer_t *again = create(m, 3000);
+  cr_assert_eq(rig_allocated(m), 3064, "the cached memory is reused: no more is allocated");
+  rig_buffer_unref(again);
+  CHECK_OK(rig_set_cache_limit(m, 0));
+  cr_assert_eq(rig_allocated(m), 64, "a lowered limit returns the cache, not a live buffer");
+  cr_assert_null(rig_buffer_dead(live));
+  CHECK_FAILS(RIG_EINVAL, rig_set_cache_limit(m, -1), "set_cache_limit(-1)");
+  cr_assert(strstr(rig_last_error(), "-1") != NULL, "the message names the limit: %s", rig_last_error());
+  CHECK_FAILS(RIG_EINVAL, rig_set_cache_limit(NULL, 0), "set_cache_limit(NULL)");
+  cr_assert_eq(rig_cache_limit(m), 0, "a refused call changes nothing");
+  rig_buffer_unref(live);
+}
+
 Test(devices, set_budget_frees_cache_but_never_live_buffers) {
   /* RECL-47, RECL-48, RECL-49, RECL-50 */
   rig_device_t *m = open_named("MEM:33");

@@ -83,11 +83,14 @@ Test(config, config_lines) {
       "\n"
       "allow_groups = 0   # root's group\n"
       "quota_bytes = 1048576\n"
+      "cache_limit_bytes = 4096\n"
       "max_clients_per_user = 8\n");
   cr_assert(p.users == (std::vector<uid_t>{1000, 1001}));
   cr_assert(p.groups == (std::vector<gid_t>{0}));
   cr_assert(p.quota_bytes == 1048576);
   cr_assert(p.max_clients_per_user == 8);
+  cr_assert(p.cache_limit_bytes == 4096);
+  cr_assert(config("").cache_limit_bytes == 64 << 20, "64 MiB cached per device by default");
   cr_assert(config("").max_clients_per_user == 256, "256 clients a user by default");
   cr_assert(config("allow_users = root").users == (std::vector<uid_t>{0}), "a user by name");
 }
@@ -98,6 +101,8 @@ Test(config, config_errors_name_their_line) {
   cr_assert(config_error("quota_bytes = -1").starts_with("line 1: "));
   cr_assert(config_error("quota_bytes = 12kb") != "");
   cr_assert(config_error("max_clients_per_user = -1").starts_with("line 1: "));
+  cr_assert(config_error("cache_limit_bytes = -1").find("cache_limit_bytes is not a byte count: -1") !=
+            std::string::npos);
   cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
 }
 

@@ -168,3 +168,58 @@ Test(isolation, new_memory_holds_nothing_another_client_wrote, .timeout = 60) {
   }
   cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
 }
+
+/* LOSS-11, LMEM-10: a fault in the exporter's work loses the exporter's
+ * proxy alone (service.h), though the importer's import maps memory the
+ * exporter allocated: its last write (the exporter's, done before the
+ * fault) was reached, so the importer reads and writes it, and its proxy
+ * stays live and runs more work. */
+Test(isolation, a_fault_in_the_exporter_leaves_the_importer_live, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  constexpr int64_t shared_bytes = 64 << 10;
+  run_linked_pair(
+      [&](int exporter_link) {
+        connect_service(rigd.socket);
+        rig_open_options_t faulting{sizeof faulting, "fault_at=6"};
+        rig_device_t *d = nullptr;
+        require(rig_open("SIM:0@rigd", &faulting, &d) == RIG_OK, "open with fault_at: %s", rig_last_error());
+        rig_buffer_t *shared = create_buffer(d, shared_bytes);
+        rig_buffer_t *other = create_buffer(d, shared_bytes);
+        write_pattern(shared, 5);
+        uint64_t token = 0, imported = 0, done = 0;
+        require(rig_service_share(shared, &token) == RIG_OK, "share: %s", rig_last_error());
+        require(send_value(exporter_link, token) && receive_value(exporter_link, imported, client_start_ms),
+                "the importer is gone");
+        // Work on other memory of the exporter's faults, shared never again written.
+        rig_status_t waited = RIG_OK;
+        for (int i = 0; i < 8 && waited == RIG_OK; ++i) {
+          rig_point_t p{};
+          rig_status_t submitted = rig_buffer_submit_fill(other, static_cast<uint8_t>(i), nullptr, 0, &p);
+          waited = submitted == RIG_OK ? rig_point_wait(p) : submitted;
+        }
+        require(waited == RIG_ELOST && rig_lost(d), "the exporter's work faults: %s", rig_status_name(waited));
+        require(send_value(exporter_link, 1) && receive_value(exporter_link, done, client_start_ms),
+                "the importer is gone");
+        return 0;
+      },
+      "the exporter's work faulted",
+      [&](int importer_link) {
+        connect_service(rigd.socket);
+        rig_device_t *d = open_device("SIM:0@rigd");
+        uint64_t token = 0, faulted = 0;
+        require(receive_value(importer_link, token, client_start_ms), "no token");
+        rig_buffer_t *b = nullptr;
+        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
+        require(send_value(importer_link, 1) && receive_value(importer_link, faulted, client_start_ms),
+                "the exporter is gone");
+        check_pattern(b, 5);
+        write_pattern(b, 6);
+        check_pattern(b, 6);
+        require(!rig_lost(d), "the importer's proxy is lost: %s", rig_lost(d));
+        KnownWork(d, 32 << 10).run(3);
+        require(send_value(importer_link, 1), "the exporter is gone");
+        return 0;
+      },
+      "the importer read and wrote its import after the exporter's fault, its proxy live");
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
