@@ -47,6 +47,10 @@ struct Facts {
   bool host_addresses = false;       // the host addresses Device memory
   bool runs_on_host = false;         // work is this process's code
   bool may_block = false;            // room/submit/commit may block
+  // The device patches a launch's refs itself: the core takes refs naming
+  // handle-only memory, patches none, and gives each ref's location, byte
+  // and access in rig_edge_launch_t.refs (a proxy of rigd's).
+  bool launch_refs_by_location = false;
   bool queue_waits = false;          // queues wait on other devices' words
   std::vector<std::string> queues;   // "COMPUTE:0", "COPY:0"
   int copy_engine = -1;              // queue of copies and fills, -1 none

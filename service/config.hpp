@@ -20,6 +20,10 @@ struct Policy {
   // max_clients_per_user: the clients one user may have connected at once;
   // 0 for no bound.
   int64_t max_clients_per_user = 256;
+  // host_code: whether rigd loads and runs its clients' host code (a sim's
+  // images) in its own process: allow, for trusted clients and tests, or
+  // deny (the default).
+  bool host_code = false;
 };
 
 struct Options {
@@ -36,7 +40,7 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// quota_bytes and max_clients_per_user.  Throws std::invalid_argument
+// quota_bytes, max_clients_per_user and host_code (allow or deny).  Throws std::invalid_argument
 // naming the line.
 Policy parse_config(std::istream &in);
 

@@ -240,7 +240,8 @@ void Session::run(const rig::proxy::RingSegment &rings, const Segment &completio
 void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion) {
   ClientObjects objects(policy_.quota_bytes);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_);
-  Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words);
+  Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
+                    policy_.host_code);
   std::atomic<bool> stopping{false};
   std::thread poller([&] {
     if (run_poller(rings, requests, stopping) == PollerEnd::breach) {
