@@ -150,7 +150,8 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   if (status != RIG_OK && !p.failed) {
     p.failed = true;
     completions_.fail(proxy, "rigd refused value " + std::to_string(entry.args[0]) +
-                                 " of the proxy: out of order, malformed, or naming memory the process does not hold");
+                                 " of the proxy: out of order, malformed, naming memory or a function the process does not "
+                                 "hold, or a launch out of the function's range");
   }
   return status;
 }

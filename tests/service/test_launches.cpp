@@ -254,3 +254,96 @@ Test(launches, clients_killed_mid_launch_stream_leave_rigd_at_baseline, .timeout
   cr_assert(images == 0, "rigd holds %lld images of gone clients", static_cast<long long>(images));
   cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
 }
+
+namespace {
+
+// add's parameters over floats floats: refs x, y, z at 0, 8 and 16, n at 24.
+std::vector<std::byte> add_params() {
+  std::vector<std::byte> params(32);
+  int64_t n = floats;
+  std::memcpy(params.data() + 24, &n, sizeof n);
+  return params;
+}
+
+// A raw client's add over its buffers x, y and z.
+struct RawAdd {
+  uint64_t x, y, z;
+  std::vector<rig_proxy_part> launch(uint64_t function, uint64_t groups = floats / 64 + 1, uint64_t threads = 64) const {
+    return raw::launch(function, groups, threads,
+                       {raw::memory_ref(RIG_REF_READ, x, 0, floats * 4, 0),
+                        raw::memory_ref(RIG_REF_READ, y, 0, floats * 4, 8),
+                        raw::memory_ref(RIG_REF_WRITE, z, 0, floats * 4, 16)},
+                       add_params());
+  }
+};
+
+RawAdd raw_buffers(raw::Client &c, uint32_t proxy) {
+  auto handle = [&] {
+    rig_proxy_completion a = c.alloc(proxy, floats * 4);
+    cr_assert(a.status == raw::rig_ok, "alloc: %d", a.status);
+    return a.value;
+  };
+  return {handle(), handle(), handle()};
+}
+
+uint64_t raw_load(raw::Client &c, uint32_t proxy, const std::vector<uint8_t> &object) {
+  rig_proxy_completion a = c.load_image(proxy, std::as_bytes(std::span(object)));
+  cr_assert(a.status == raw::rig_ok, "load: %d", a.status);
+  return a.value;
+}
+
+// Hands over a launch rigd must refuse, as value 1 of a new proxy of c's:
+// the hand-over answers RIG_EINVAL and loses that proxy alone.
+void expect_refused(raw::Client &c, const std::vector<rig_proxy_part> &parts, const char *what) {
+  uint64_t proxy = c.open(0);
+  rig_proxy_completion a = c.hand_over(static_cast<uint32_t>(proxy), 1, {}, parts);
+  cr_expect(a.status == raw::rig_einval, "%s: the hand-over answers %d, not RIG_EINVAL", what, a.status);
+  cr_expect(c.lost(proxy), "%s: the proxy is lost", what);
+}
+
+}  // namespace
+
+/* rigd validates every launch before it runs it: a launch naming a
+ * function that is not the client's (another client's id), a function of
+ * an image the client unloaded, a grid out of range (a zero axis, more
+ * than 2^62 threads), a ref outside the parameters or one naming no handle
+ * of the client's is refused and loses that proxy only; the client's other
+ * proxies and other clients launch on. */
+Test(launches, bad_launches_lose_their_proxy_alone, .timeout = 120) {
+  RigdProcess rigd = trusting_rigd("SIM:0");
+  std::vector<uint8_t> object = add_object();
+  raw::Client one(rigd.socket), two(rigd.socket);
+  auto p1 = static_cast<uint32_t>(one.open(0)), p2 = static_cast<uint32_t>(two.open(0));
+  uint64_t image = raw_load(one, p1, object);
+  uint64_t add = one.resolve(p1, image, "add");
+  raw_load(two, p2, object);
+  uint64_t theirs = two.resolve(p2, raw_load(two, p2, object), "add");
+  cr_assert(theirs != add, "the second client's function has an id the first client's has not");
+  RawAdd mine = raw_buffers(one, p1), other = raw_buffers(two, p2);
+  cr_assert(one.hand_over(p1, 1, {}, mine.launch(add)).status == raw::rig_ok);
+  one.wait_for(p1, 1);
+
+  expect_refused(one, mine.launch(theirs), "another client's function");
+  expect_refused(one, mine.launch(add, 0), "a zero axis");
+  expect_refused(one, mine.launch(add, uint64_t{1} << 40, uint64_t{1} << 30), "more than 2^62 threads");
+  std::vector<rig_proxy_part> outside = mine.launch(add);
+  rig_proxy_ref past = raw::memory_ref(RIG_REF_WRITE, mine.z, 0, floats * 4, 28);
+  std::memcpy(&outside[3], &past, sizeof past);
+  expect_refused(one, outside, "a ref past the parameters");
+  std::vector<rig_proxy_part> foreign = mine.launch(add);
+  rig_proxy_ref theirs_ref = raw::memory_ref(RIG_REF_WRITE, other.z + 100, 0, floats * 4, 16);
+  std::memcpy(&foreign[3], &theirs_ref, sizeof theirs_ref);
+  expect_refused(one, foreign, "a ref naming no handle of the client's");
+  cr_assert(one.unload(image).status == raw::rig_ok);
+  expect_refused(one, mine.launch(add), "a function of an unloaded image");
+
+  cr_expect(!two.lost(p2), "the other client's proxy is not lost");
+  cr_assert(two.hand_over(p2, 1, {}, other.launch(theirs)).status == raw::rig_ok);
+  two.wait_for(p2, 1);
+  auto again = static_cast<uint32_t>(one.open(0));
+  uint64_t reloaded = one.resolve(again, raw_load(one, again, object), "add");
+  cr_assert(one.hand_over(again, 1, {}, mine.launch(reloaded)).status == raw::rig_ok);
+  one.wait_for(again, 1);
+  cr_expect(!one.lost(p1), "the first client's first proxy is not lost");
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
