@@ -3,6 +3,7 @@
 
 #include "handover.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <span>
@@ -156,6 +157,28 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   return status;
 }
 
+namespace {
+
+// Keeps of points the last of each device's: a device reaches its values in
+// order, so that one says the others.  Without it each value would carry
+// the points of every earlier value still running, and a proxy that hands
+// over faster than its device completes would wait on ever more of them.
+void keep_last_of_each_device(std::vector<rig_point_t> &points) {
+  size_t kept = 0;
+  for (const rig_point_t &p : points) {
+    auto same = std::find_if(points.begin(), points.begin() + static_cast<ptrdiff_t>(kept), [&](const rig_point_t &q) {
+      return rig_point_device(q) == rig_point_device(p);
+    });
+    if (same == points.begin() + static_cast<ptrdiff_t>(kept))
+      points[kept++] = p;
+    else if (rig_point_value(p) > rig_point_value(*same))
+      *same = p;
+  }
+  points.resize(kept);
+}
+
+}  // namespace
+
 rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t proxy) {
   Proxy &p = proxies_[proxy];
   if (entry.args[0] != p.handed + 1) return RIG_EINVAL;
@@ -167,6 +190,7 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
     if (w.reserved != 0 || w.proxy >= proxies_.size() || w.value > proxies_[w.proxy].handed) return RIG_EINVAL;
     completions_.pending(w.proxy, w.value, waits_);
   }
+  keep_last_of_each_device(waits_);
   bool words = served_.records()[p.device].flags & RIG_PROXY_DEVICE_HOST;
   LaunchContext launches{images_, p.instance.get()};
   if (!hold_parts(objects_, work_.parts, words, &launches, held_)) return RIG_EINVAL;
