@@ -122,15 +122,18 @@ struct Client {
     return request(e);
   }
 
-  // The bytes served device `served` holds (its rig_allocated in rigd).
-  int64_t allocated(uint32_t served) {
+  // The value of rigd's monitoring request opcode of served device `served`.
+  int64_t monitor(uint16_t opcode, uint32_t served) {
     rig_proxy_entry e{};
-    e.opcode = RIG_PROXY_OP_ALLOCATED;
+    e.opcode = opcode;
     e.device = served;
     rig_proxy_completion c = request(e);
-    cr_assert(c.status == rig_ok, "allocated: %d", c.status);
+    cr_assert(c.status == rig_ok, "monitoring request %u: %d", opcode, c.status);
     return static_cast<int64_t>(c.value);
   }
+
+  // The bytes served device `served` holds (its rig_allocated in rigd).
+  int64_t allocated(uint32_t served) { return monitor(RIG_PROXY_OP_ALLOCATED, served); }
 
   // rigd's allocated bytes of its first two served devices.
   using Allocated = std::pair<int64_t, int64_t>;
@@ -253,14 +256,7 @@ struct Client {
   }
 
   // The images rigd holds for its clients on served device `served`.
-  int64_t loaded(uint32_t served) {
-    rig_proxy_entry e{};
-    e.opcode = RIG_PROXY_OP_LOADED;
-    e.device = served;
-    rig_proxy_completion c = request(e);
-    cr_assert(c.status == rig_ok, "loaded: %d", c.status);
-    return static_cast<int64_t>(c.value);
-  }
+  int64_t loaded(uint32_t served) { return monitor(RIG_PROXY_OP_LOADED, served); }
 
   // Whether proxy's word is lost.
   bool lost(uint64_t proxy) const {

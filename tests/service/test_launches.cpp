@@ -198,19 +198,9 @@ int run_steady_launches(const std::string &socket, const std::vector<uint8_t> &o
 Test(launches, a_fault_in_one_clients_launch_loses_its_proxy_alone, .timeout = 120) {
   RigdProcess rigd = trusting_rigd("SIM:0");
   std::vector<uint8_t> object = add_object();
-  Channel link;
-  pid_t steady = fork_client([&] { return run_steady_launches(rigd.socket, object, link.ends[1]); }, {link.ends[1]});
-  link.close_end(1);
-  uint64_t ready = 0;
-  cr_assert(receive_value(link.ends[0], ready, client_start_ms), "the steady client runs");
-  pid_t faulting = fork_client([&] { return run_faulting_launches(rigd.socket, object); });
-  cr_assert(ended_cleanly(await_client(faulting, client_end_s)), "the faulting client lost its proxy");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  cr_assert(!readable(link.ends[0]), "the steady client runs on");
-  cr_assert(send_value(link.ends[0], 0));
-  uint64_t rounds = 0;
-  cr_assert(receive_value(link.ends[0], rounds, client_start_ms) && rounds > 1, "the steady client ran");
-  cr_assert(ended_cleanly(await_client(steady, client_end_s)), "every result of the steady client was exact");
+  run_beside_steady([&](int link) { return run_steady_launches(rigd.socket, object, link); },
+                    [&] { return run_faulting_launches(rigd.socket, object); }, "the faulting client lost its proxy",
+                    "every result of the steady client was exact");
   cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
 }
 
