@@ -10,12 +10,19 @@ extern "C" {
 
 #include <cstring>
 
-std::vector<uint8_t> add_object() {
-  object_t o = host_object(LINK_KERNEL("add"));
+namespace {
+
+std::vector<uint8_t> object_of(const char *source) {
+  object_t o = host_object(source);
   std::vector<uint8_t> bytes(o.bytes, o.bytes + o.n);
   object_free(&o);
   return bytes;
 }
+
+}  // namespace
+
+std::vector<uint8_t> add_object() { return object_of(LINK_KERNEL("add")); }
+std::vector<uint8_t> big_add_object() { return object_of(SERVICE_KERNELS "/big_add.c"); }
 
 float add_result(float xi, int64_t i) { return xi + 2.0f * static_cast<float>(i); }
 

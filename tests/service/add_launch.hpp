@@ -13,6 +13,8 @@
 // its bytes.  Fails the calling Criterion test where clang fails: call it in
 // the test's process, before it forks its clients.
 std::vector<uint8_t> add_object();
+// The same kernel in an object of more than 1.5 MiB (kernels/big_add.c).
+std::vector<uint8_t> big_add_object();
 
 // add over n floats of device d: z = x + y, its function loaded from object.
 class AddLaunch {

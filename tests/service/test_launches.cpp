@@ -102,6 +102,22 @@ Test(launches, refused_images_answer_eimage_with_the_reason, .timeout = 120) {
   cr_assert(ended_cleanly(stop_rigd(wary)), "rigd ends cleanly");
 }
 
+/* An image past rigd's payload arena travels as a sealed memfd, and loads
+ * and runs as a small one does. */
+Test(launches, an_image_past_the_payload_arena_loads_through_a_memfd, .timeout = 120) {
+  RigdProcess rigd = trusting_rigd("SIM:0");
+  std::vector<uint8_t> object = big_add_object();
+  cr_assert(object.size() > (size_t{3} << 19), "the object is %zu bytes", object.size());
+  pid_t client = fork_client([&] {
+    connect_service(rigd.socket);
+    AddLaunch add(open_device("SIM:0@rigd"), object, floats);
+    add.run(9);
+    return 0;
+  });
+  cr_assert(ended_cleanly(await_client(client, client_end_s)), "the big image loaded, and add ran exactly");
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
+
 /* A launch in one process reads a buffer another process filled and
  * shared: rigd orders it after the fill by the memory's stamps, though the
  * importer waits for nothing and the fill (on a slow sim) is still running
