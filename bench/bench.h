@@ -74,6 +74,26 @@ static inline void bench_round(bench_timer *t) {
 }
 
 /* A size such as 1G, 256M, 64K or a byte count; -1 if not one. */
+#ifdef RIG_BENCH_KERNELS
+/* The bytes of the kernel object name.o, compiled at build time into
+ * RIG_BENCH_KERNELS (bench/CMakeLists.txt), malloc'd; exits if it cannot
+ * be read. */
+static inline void *bench_read_kernel(const char *name, int64_t *n) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.o", RIG_BENCH_KERNELS, name);
+  FILE *f = fopen(path, "rb");
+  if (!f) bench_fail("cannot open a kernel object: build the benchmark's kernels");
+  if (fseek(f, 0, SEEK_END) != 0) bench_fail("cannot size a kernel object");
+  long size = ftell(f);
+  rewind(f);
+  void *bytes = malloc((size_t)size);
+  if (!bytes || fread(bytes, 1, (size_t)size, f) != (size_t)size) bench_fail("cannot read a kernel object");
+  fclose(f);
+  *n = size;
+  return bytes;
+}
+#endif
+
 static inline int64_t bench_parse_size(const char *s) {
   char *end = NULL;
   long long n = strtoll(s, &end, 10);

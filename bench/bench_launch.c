@@ -25,27 +25,11 @@
 /* drivers/host: the count the pool runs on (bench_performance_cores.cpp). */
 int bench_performance_cores(void);
 
-/* The bytes of the kernel object name.o; exits if it cannot be read. */
-static void *read_kernel(const char *name, int64_t *n) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s.o", RIG_BENCH_KERNELS, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) bench_fail("cannot open a kernel object: build the benchmark's kernels");
-  if (fseek(f, 0, SEEK_END) != 0) bench_fail("cannot size a kernel object");
-  long size = ftell(f);
-  rewind(f);
-  void *bytes = malloc((size_t)size);
-  if (!bytes || fread(bytes, 1, (size_t)size, f) != (size_t)size) bench_fail("cannot read a kernel object");
-  fclose(f);
-  *n = size;
-  return bytes;
-}
-
 /* The function name of the kernel object name.o, loaded on the host into
  * *image, which the caller unrefs. */
 static rig_function_t *load_function(const char *name, rig_image_t **image) {
   int64_t n = 0;
-  void *bytes = read_kernel(name, &n);
+  void *bytes = bench_read_kernel(name, &n);
   BENCH_CHECK(rig_image_load(rig_host(), bytes, n, image));
   free(bytes);
   rig_function_t *f = NULL;

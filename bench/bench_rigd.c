@@ -16,8 +16,13 @@
  * `rigd_idle_cpu: X %`, the share of one core rigd uses once its clients
  * are gone.  Ratios: fill_rigd over pingpong (goal: at most 10),
  * socket_echo over fill_rigd (goal: at least 30), fill_rigd over
- * fill_inprocess, and the signal mask's share of fill_rigd.  If MEM:0@rigd does not open it says why, prints the
- * baselines and rigd's idle CPU, and exits 1. */
+ * fill_inprocess, and the signal mask's share of fill_rigd.  Then
+ * `launches_inprocess: N /s` and `launches_rigd: N /s`, LAUNCHES launches
+ * of an empty host function (bench/kernels/empty.c), one thread each,
+ * submitted back to back and waited for once, on an in-process SIM:0 and
+ * on SIM:0@rigd (rigd runs the client's host code: host_code = allow), and
+ * `ratio launches_inprocess_vs_rigd`.  If MEM:0@rigd does not open it says
+ * why, prints the baselines and rigd's idle CPU, and exits 1. */
 #define _GNU_SOURCE
 
 #include "bench.h"
@@ -51,6 +56,9 @@
 /* How long the benchmark waits for rigd to accept, or for a client. */
 #define START_TIMEOUT_MS 5000
 #define CLIENT_TIMEOUT_MS 10000
+/* Launches per measurement of launches per second, after a warm-up. */
+#define LAUNCHES 20000
+#define LAUNCH_WARMUP 1000
 
 /* ---- latency ----------------------------------------------------------- */
 
@@ -230,6 +238,7 @@ static latency measure_mask(void) {
 static pid_t rigd_pid;
 static char rigd_dir[128];
 static char rigd_socket[sizeof rigd_dir + 16];
+static char rigd_config[sizeof rigd_dir + 16];
 
 /* Stops rigd and removes its directory; true iff rigd exited with 0.  At
  * exit too, so that a benchmark that fails leaves no rigd behind. */
@@ -238,6 +247,7 @@ static bool stop_rigd(void) {
   kill(rigd_pid, SIGTERM);
   bool clean = reap(rigd_pid);
   rigd_pid = 0;
+  unlink(rigd_config);
   rmdir(rigd_dir); /* rigd removed its socket */
   if (!clean) fprintf(stderr, "rigd did not exit cleanly on SIGTERM\n");
   return clean;
@@ -263,10 +273,14 @@ static void start_rigd(void) {
   snprintf(rigd_dir, sizeof rigd_dir, "%s/rig-bench-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
   if (!mkdtemp(rigd_dir)) bench_fail("mkdtemp failed");
   snprintf(rigd_socket, sizeof rigd_socket, "%s/rigd.sock", rigd_dir);
+  snprintf(rigd_config, sizeof rigd_config, "%s/rigd.conf", rigd_dir);
+  FILE *config = fopen(rigd_config, "w");
+  if (!config || fputs("host_code = allow\n", config) < 0 || fclose(config) != 0) bench_fail("cannot write rigd.conf");
   if (strlen(rigd_socket) >= sizeof((struct sockaddr_un){0}).sun_path) bench_fail("the socket path is too long");
   rigd_pid = fork_child(SIGTERM);
   if (rigd_pid == 0) {
-    execl(RIGD_PATH, "rigd", "--socket", rigd_socket, "--devices", "MEM:0", "--foreground", (char *)NULL);
+    execl(RIGD_PATH, "rigd", "--socket", rigd_socket, "--devices", "MEM:0,SIM:0", "--config", rigd_config,
+          "--foreground", (char *)NULL);
     _exit(127);
   }
   atexit(stop_rigd_at_exit);
@@ -281,6 +295,53 @@ static void start_rigd(void) {
   }
   if (setenv("RIG_SERVICE", rigd_socket, 1) != 0) bench_fail("setenv failed");
 }
+
+/* ---- launches per second ------------------------------------------------ */
+
+#ifdef RIG_BENCH_KERNELS
+
+/* Submits count launches of s, one thread each; the last one's point. */
+static rig_point_t submit_launches(rig_submission_t *s, int count) {
+  rig_point_t p = {0};
+  for (int i = 0; i < count; i++) {
+    rig_run_t *run = NULL;
+    BENCH_CHECK(rig_submission_take(s, &run));
+    BENCH_CHECK(rig_run_groups(run, 0, 1, 1, 1));
+    BENCH_CHECK(rig_run_threads(run, 0, 1, 1, 1));
+    BENCH_CHECK(rig_submit(run, NULL, 0, NULL, 0, &p));
+  }
+  return p;
+}
+
+/* LAUNCHES launches of the empty kernel on d per second, back to back. */
+static double launches_per_second(rig_device_t *d) {
+  int64_t n = 0;
+  void *bytes = bench_read_kernel("empty", &n);
+  rig_image_t *image = NULL;
+  BENCH_CHECK(rig_image_load(d, bytes, n, &image));
+  free(bytes);
+  rig_function_t *f = NULL;
+  BENCH_CHECK(rig_image_resolve(image, "empty", &f));
+  if (!f) bench_fail("the kernel object lacks its function");
+  rig_part_t part = {.kind = RIG_LAUNCH, .u.launch = {.function = f}};
+  rig_submission_t *s = NULL;
+  BENCH_CHECK(rig_submission_make(d, &part, 1, NULL, &s));
+  BENCH_CHECK(rig_point_wait(submit_launches(s, LAUNCH_WARMUP)));
+  double start = bench_now_ns();
+  BENCH_CHECK(rig_point_wait(submit_launches(s, LAUNCHES)));
+  double ns = bench_now_ns() - start;
+  rig_submission_unref(s);
+  rig_image_unref(image);
+  return LAUNCHES / (ns * 1e-9);
+}
+#else
+/* Without clang the benchmark's kernels are not built: no launches. */
+static double launches_per_second(rig_device_t *d) {
+  (void)d;
+  bench_fail("the benchmark's kernels are not built (no clang for this host)");
+  return 0;
+}
+#endif
 
 /* ---- rigd: clients' submissions per second -------------------------------- */
 
@@ -414,6 +475,7 @@ int main(void) {
   start_rigd();
   rig_device_t *proxy = NULL;
   rig_status_t opened = rig_open("MEM:0@rigd", NULL, &proxy);
+  double launches_local = 0, launches_rigd = 0;
   latency rigd = {0, 0};
   if (opened != RIG_OK) {
     fprintf(stderr, "rig_open(\"MEM:0@rigd\"): %s: %s\n", rig_status_name(opened), rig_last_error());
@@ -421,6 +483,15 @@ int main(void) {
     rigd = measure_fills(proxy);
     print_latency("fill_rigd", rigd);
     BENCH_CHECK(rig_close(proxy));
+    rig_open_options_t quick = {sizeof quick, "latency_us=0"};
+    rig_device_t *sim = NULL;
+    BENCH_CHECK(rig_open("SIM:0", &quick, &sim));
+    launches_local = launches_per_second(sim);
+    printf("launches_inprocess: %.0f /s\n", launches_local);
+    BENCH_CHECK(rig_open("SIM:0@rigd", &quick, &sim));
+    launches_rigd = launches_per_second(sim);
+    printf("launches_rigd: %.0f /s\n", launches_rigd);
+    fflush(stdout);
     for (int n = 1; n <= MAX_CLIENTS; n *= 2) {
       printf("rigd_submits_%d: %.0f /s\n", n, measure_clients(n));
       fflush(stdout);
@@ -433,6 +504,7 @@ int main(void) {
     printf("ratio socket_echo_vs_rigd: %.2f (goal: at least 30)\n", echo.p50 / rigd.p50);
     printf("ratio rigd_vs_inprocess: %.2f\n", rigd.p50 / inprocess.p50);
     printf("ratio signal_mask_share_of_rigd: %.2f\n", mask.p50 / rigd.p50);
+    printf("ratio launches_inprocess_vs_rigd: %.2f\n", launches_local / launches_rigd);
   }
   return opened == RIG_OK && stopped ? 0 : 1;
 }

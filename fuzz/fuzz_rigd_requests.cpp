@@ -15,7 +15,12 @@
 // fields (protocol.h), RIG_EINVAL changing nothing, handles that are new,
 // the quota, PROXY-10 (a hand-over takes the proxy's next value) and, once
 // the values are done, PROXY-80 (each proxy's word holds its last value
-// done).
+// done).  Image loads carry the input's bytes, which the memory device
+// refuses (RIG_EIMAGE with why), and hand-overs carry launch parts, with
+// refs among the client's handles: rigd refuses each, losing its proxy,
+// as none names a function of the client's.  The target runs no client's
+// host code (rigd's host_code stays deny): an input's image would be code
+// it runs.
 #include "client_objects.hpp"
 #include "completions.hpp"
 #include "exports.hpp"
@@ -29,6 +34,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -54,6 +60,7 @@ struct Model {
   std::map<uint64_t, int64_t> held;     // handle -> bytes counted against the quota
   std::map<uint64_t, uint64_t> tokens;  // export token -> its length
   std::set<uint32_t> configured;        // served devices opened with a configuration
+  std::set<uint64_t> images;            // the ids of images rigd loaded
   int64_t counted = 0;
 
   // Checks how rigd handled entry against protocol.h and the model (its
@@ -74,16 +81,27 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
     proxies[e.device].handed = e.args[0];
     return;
   }
-  RIGD_FUZZ_CHECK(c.tag == e.tag && c.flags == 0);
+  RIGD_FUZZ_CHECK(c.tag == e.tag && (c.flags == 0 || (e.opcode == RIG_PROXY_OP_IMAGE_ENTRY && c.status == RIG_OK &&
+                                                       c.flags == RIG_PROXY_ENTRY_ADDRESS)));
   RIGD_FUZZ_CHECK(c.status == RIG_OK || c.status == RIG_EINVAL || c.status == RIG_ENOMEM || c.status == RIG_EOPEN ||
-                  c.status == RIG_ELOST);
+                  c.status == RIG_ELOST || (c.status == RIG_EIMAGE && e.opcode == RIG_PROXY_OP_IMAGE_LOAD));
+  // An image request on a proxy with room for why in its payload says why
+  // it refuses.
+  bool code_request = e.opcode >= RIG_PROXY_OP_IMAGE_LOAD && e.opcode <= RIG_PROXY_OP_IMAGE_ENTRY;
   // A failed request answers no value; detail is zero but for an ENOMEM's
   // bytes and an import's length.
   if (c.status != RIG_OK) RIGD_FUZZ_CHECK(c.value == 0);
+  // An image load past the quota answers its bytes: the payload's after
+  // its rig_proxy_code, or those of the memory it names.
+  uint64_t image_bytes = e.args[0] ? e.args[1] : e.payload_bytes - std::min<uint64_t>(e.payload_bytes, sizeof(rig_proxy_code));
   if (c.detail != 0)
     RIGD_FUZZ_CHECK((c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_ALLOC && c.detail == e.args[1]) ||
-                    (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMPORT));
-  if (e.flags != 0 || e.reserved != 0 || e.opcode > RIG_PROXY_OP_ALLOCATED) {
+                    (c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_IMAGE_LOAD && c.detail == image_bytes) ||
+                    (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMPORT) ||
+                    (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMAGE_ENTRY) ||
+                    (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_LOADED));
+  if (code_request && on_proxy && e.payload_bytes < sizeof(rig_proxy_code)) RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
+  if (e.flags != 0 || e.reserved != 0 || e.opcode > RIG_PROXY_OP_LOADED) {
     RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
     return;
   }
@@ -149,7 +167,19 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
       take_handle(c.value, 0);
       break;
     case RIG_PROXY_OP_ALLOCATED:
+    case RIG_PROXY_OP_LOADED:
       RIGD_FUZZ_CHECK(e.device < served().size());
+      break;
+    case RIG_PROXY_OP_IMAGE_LOAD:
+      RIGD_FUZZ_CHECK(on_proxy && c.value != 0 && !images.count(c.value));
+      images.insert(c.value);
+      break;
+    case RIG_PROXY_OP_IMAGE_PREPARE:
+    case RIG_PROXY_OP_IMAGE_ENTRY:
+      RIGD_FUZZ_CHECK(on_proxy && images.count(e.args[0]) == 1);
+      break;
+    case RIG_PROXY_OP_IMAGE_UNLOAD:
+      RIGD_FUZZ_CHECK(images.erase(e.args[0]) == 1);
       break;
   }
 }
@@ -191,6 +221,10 @@ class Steps {
   uint32_t proxy() { return in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(model_.proxies.size())); }
   uint64_t small() { return in_.ConsumeIntegralInRange<uint64_t>(0, 1024); }
   void hand_over(rig_proxy_entry &e);
+  void image_request(rig_proxy_entry &e);
+  // A launch part at parts[i], its refs and its parameters' slots after it
+  // where they fit; answers the slots it took.
+  size_t launch(std::vector<rig_proxy_part> &parts, size_t i);
 
   FuzzedDataProvider &in_;
   const Model &model_;
@@ -199,7 +233,7 @@ class Steps {
 
 bool Steps::next(rig_proxy_entry &e) {
   e = {};
-  switch (in_.ConsumeIntegralInRange<int>(0, 10)) {
+  switch (in_.ConsumeIntegralInRange<int>(0, 13)) {
     case 0: {
       auto raw = in_.ConsumeBytes<uint8_t>(sizeof e);
       if (!raw.empty()) std::memcpy(&e, raw.data(), raw.size());
@@ -247,8 +281,15 @@ bool Steps::next(rig_proxy_entry &e) {
       e.args[0] = pick(model_.tokens);
       break;
     case 9:
-      e.opcode = RIG_PROXY_OP_ALLOCATED;
+      e.opcode = in_.ConsumeBool() ? RIG_PROXY_OP_ALLOCATED : RIG_PROXY_OP_LOADED;
       e.device = in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(served().size()));
+      break;
+    case 10:
+      image_request(e);
+      break;
+    case 11:
+      e.opcode = RIG_PROXY_OP_IMAGE_UNLOAD;
+      e.args[0] = pick(model_.images);
       break;
     default:
       e.opcode = RIG_PROXY_OP_NOP;
@@ -256,6 +297,51 @@ bool Steps::next(rig_proxy_entry &e) {
       break;
   }
   return true;
+}
+
+// An image load, prepare or entry on a proxy: its payload a rig_proxy_code
+// (now and then cut short) then the input's bytes; a load names memory of
+// the client's now and then instead.
+void Steps::image_request(rig_proxy_entry &e) {
+  e.opcode = static_cast<uint16_t>(in_.ConsumeIntegralInRange<int>(RIG_PROXY_OP_IMAGE_LOAD, RIG_PROXY_OP_IMAGE_ENTRY));
+  e.device = proxy();
+  if (e.opcode != RIG_PROXY_OP_IMAGE_LOAD) e.args[0] = pick(model_.images);
+  std::vector<std::byte> payload(sizeof(rig_proxy_code) - (in_.ConsumeIntegralInRange<int>(0, 7) == 0 ? 1 : 0));
+  if (e.opcode == RIG_PROXY_OP_IMAGE_LOAD && in_.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    e.args[0] = pick(model_.held);
+    e.args[1] = small();
+  } else {
+    auto tail = in_.ConsumeBytes<std::byte>(in_.ConsumeIntegralInRange<size_t>(0, 256));
+    payload.insert(payload.end(), tail.begin(), tail.end());
+  }
+  e.payload_offset = in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(arena_bytes - payload.size()));
+  e.payload_bytes = static_cast<uint32_t>(payload.size());
+  arena_.copy_in(e.payload_offset, payload);
+}
+
+size_t Steps::launch(std::vector<rig_proxy_part> &parts, size_t i) {
+  rig_proxy_launch l{};
+  l.kind = RIG_PROXY_PART_LAUNCH;
+  l.function = in_.ConsumeIntegralInRange<uint64_t>(0, 4);
+  for (int a = 0; a < 3; a++) {
+    l.groups[a] = in_.ConsumeIntegralInRange<uint64_t>(0, 2);
+    l.threads[a] = in_.ConsumeIntegralInRange<uint64_t>(0, 2);
+  }
+  l.param_bytes = static_cast<uint32_t>(in_.ConsumeIntegralInRange<uint64_t>(0, 100));
+  l.ref_count = in_.ConsumeIntegralInRange<uint32_t>(0, 2);
+  std::memcpy(&parts[i], &l, sizeof l);
+  size_t j = i + 1;
+  for (uint32_t r = 0; r < l.ref_count && j < parts.size(); r++, j++) {
+    rig_proxy_ref ref{};
+    ref.kind = RIG_PROXY_PART_REF;
+    ref.ref_kind = in_.ConsumeIntegralInRange<uint32_t>(0, RIG_REF_ENTRY + 1);
+    ref.handle = pick(model_.held);
+    ref.offset = small();
+    ref.bytes = small();
+    ref.at = in_.ConsumeIntegralInRange<uint64_t>(0, l.param_bytes);
+    std::memcpy(&parts[j], &ref, sizeof ref);
+  }
+  return j - i;
 }
 
 // A hand-over of the proxy's next value (or one near it), its payload
@@ -273,7 +359,7 @@ void Steps::hand_over(rig_proxy_entry &e) {
     uint64_t last = w.proxy < model_.proxies.size() ? model_.proxies[w.proxy].handed : 0;
     w.value = last - std::min(last, in_.ConsumeIntegralInRange<uint64_t>(0, 2)) + in_.ConsumeBool();
   }
-  std::vector<rig_proxy_part> parts(in_.ConsumeIntegralInRange<size_t>(0, 3));
+  std::vector<rig_proxy_part> parts(in_.ConsumeIntegralInRange<size_t>(0, 5));
   for (size_t i = 0; i < parts.size(); i++) {
     rig_proxy_part &p = parts[i];
     // A words part is followed by up to its count of writes (fewer where
@@ -288,6 +374,10 @@ void Steps::hand_over(rig_proxy_entry &e) {
         parts[j].word = in_.ConsumeIntegral<uint64_t>();
       }
       i += p.rows;
+      continue;
+    }
+    if (in_.ConsumeIntegralInRange<int>(0, 4) == 0) {
+      i += launch(parts, i) - 1;
       continue;
     }
     p.kind = in_.ConsumeBool() ? RIG_PROXY_PART_COPY : RIG_PROXY_PART_FILL;

@@ -63,6 +63,10 @@ struct Facts {
   // ERR-07's reads of a word).  Off by default: a driver built outside the
   // tree, or one calling a vendor's library, keeps the mask.
   bool signal_safe = false;
+  // The device patches a launch's refs itself: the core takes refs naming
+  // handle-only memory, patches none, and gives each ref's location, byte
+  // and access in rig_edge_launch_t.refs (a proxy of rigd's).
+  bool launch_refs_by_location = false;
   bool queue_waits = false;          // queues wait on other devices' words
   std::vector<std::string> queues;   // "COMPUTE:0", "COPY:0"
   int copy_engine = -1;              // queue of copies and fills, -1 none

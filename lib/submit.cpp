@@ -43,6 +43,8 @@ struct Scratch {
   std::vector<size_t> words_of_part;                     // first in words
   std::vector<unsigned char> params;
   std::vector<size_t> params_of_part;
+  std::vector<rig_edge_ref_t> refs;       // a device's whose refs go by location
+  std::vector<size_t> refs_of_part;       // first in refs
   std::vector<Dependency> deps;
 };
 
@@ -166,7 +168,7 @@ void check_submit(const rig_submission_t *s, const rig_run_t *r, Scratch &sc) {
           if (ref.kind == RIG_REF_ENTRY) continue;
           use(d, ref.memory, ref.writes, ref.kind == RIG_REF_UNORDERED, false, sc);
           rig_buffer_t *b = sc.uses.back().buffer;
-          if (b->length > 0 && !location_of(b).address)
+          if (b->length > 0 && !location_of(b).address && !d->facts.launch_refs_by_location)
             throw_invalid("a ref names " + slot_name(ref.memory) + ", memory only a handle reaches");
         }
         break;
@@ -190,10 +192,30 @@ void check_submit(const rig_submission_t *s, const rig_run_t *r, Scratch &sc) {
   sc.uses_of_part.push_back(sc.uses.size());
 }
 
-// The parameters of each launch with its refs patched in, in sc.params.
+// What the driver of a device whose refs go by location patches itself:
+// the ref of u (or of the function entry), its 8 bytes left zero.
+rig_edge_ref_t ref_by_location(const RefSpec &ref, const PartUse *u) {
+  rig_edge_ref_t e{};
+  e.at = static_cast<uint64_t>(ref.at);
+  e.kind = static_cast<uint32_t>(ref.kind);
+  if (ref.kind == RIG_REF_ENTRY) {
+    e.entry = ref.entry->entry.handle;
+    return e;
+  }
+  e.memory = location_of(u->buffer);
+  e.bytes = static_cast<uint64_t>(u->buffer->length);
+  e.access = u->writes ? RIG_ACCESS_READ_WRITE : RIG_ACCESS_READ;
+  return e;
+}
+
+// The parameters of each launch with its refs patched in, in sc.params;
+// for a device whose refs go by location, its refs in sc.refs instead.
 void patch_params(const rig_submission_t *s, const rig_run_t *r, Scratch &sc) {
+  bool by_location = s->device->facts.launch_refs_by_location;
   sc.params.resize(s->params_bytes);
   sc.params_of_part.assign(s->parts.size(), 0);
+  sc.refs.clear();
+  sc.refs_of_part.assign(s->parts.size(), 0);
   for (size_t i = 0; i < s->parts.size(); i++) {
     const PartSpec &p = s->parts[i];
     if (p.kind != RIG_LAUNCH) continue;
@@ -202,7 +224,12 @@ void patch_params(const rig_submission_t *s, const rig_run_t *r, Scratch &sc) {
     unsigned char *bytes = sc.params.data() + offset;
     if (p.params > 0) std::memcpy(bytes, r->params.data() + offset, static_cast<size_t>(p.params));
     size_t u = sc.uses_of_part[i];
+    sc.refs_of_part[i] = sc.refs.size();
     for (const RefSpec &ref : p.refs) {
+      if (by_location) {
+        sc.refs.push_back(ref_by_location(ref, ref.kind == RIG_REF_ENTRY ? nullptr : &sc.uses[u++]));
+        continue;
+      }
       uint64_t address = ref.kind == RIG_REF_ENTRY
                              ? ref.entry->entry.address
                              : reinterpret_cast<uint64_t>(location_of(sc.uses[u++].buffer).address);
@@ -249,8 +276,16 @@ rig_edge_part_t edge_part(const rig_submission_t *s, const rig_run_t *r, size_t 
     case RIG_LAUNCH: {
       const LaunchGrid &g = r->grids[static_cast<size_t>(p.block)];
       e.kind = RIG_PART_LAUNCH;
-      e.u.launch = {p.function->entry.handle, sc.params.data() + sc.params_of_part[i], static_cast<uint64_t>(p.params),
-                    {g.groups[0], g.groups[1], g.groups[2]}, {g.threads[0], g.threads[1], g.threads[2]}, g.shared};
+      e.u.launch = {p.function->entry.handle,
+                    sc.params.data() + sc.params_of_part[i],
+                    static_cast<uint64_t>(p.params),
+                    {g.groups[0], g.groups[1], g.groups[2]},
+                    {g.threads[0], g.threads[1], g.threads[2]},
+                    g.shared,
+                    nullptr,
+                    0};
+      // Pointed at once every part's refs are in place.
+      if (s->device->facts.launch_refs_by_location) e.u.launch.ref_count = static_cast<uint32_t>(p.refs.size());
       break;
     }
     case RIG_COPY: {
@@ -305,6 +340,7 @@ uint64_t run_on_device(const rig_submission_t *s, const rig_run_t *r, const rig_
     e.after = count ? sc.after.data() + first : nullptr;
     e.after_count = static_cast<uint32_t>(count);
     if (e.kind == RIG_PART_WORDS) e.u.words.writes = sc.words.data() + sc.words_of_part[j];
+    if (e.kind == RIG_PART_LAUNCH && e.u.launch.ref_count) e.u.launch.refs = sc.refs.data() + sc.refs_of_part[j];
   }
   sc.ordered.clear();
   for (const PartUse &u : sc.uses)

@@ -13,6 +13,18 @@ bool ClientObjects::fits(int64_t bytes) const {
   return quota_ == 0 || (bytes <= quota_ && counted_ <= quota_ - bytes);
 }
 
+bool ClientObjects::charge(int64_t bytes) {
+  std::lock_guard g(mu_);
+  if (quota_ != 0 && (bytes > quota_ || counted_ > quota_ - bytes)) return false;
+  counted_ += bytes;
+  return true;
+}
+
+void ClientObjects::refund(int64_t bytes) {
+  std::lock_guard g(mu_);
+  counted_ -= bytes;
+}
+
 uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Holds holds) {
   std::lock_guard g(mu_);
   uint64_t handle = next_++;

@@ -40,6 +40,11 @@ class ClientObjects {
 
   // Whether bytes more of counted memory stay within the quota.
   bool fits(int64_t bytes) const;
+  // Counts bytes of what else the client holds (its images) in the quota,
+  // where they fit, and answers whether they did; refund gives them back.
+  bool charge(int64_t bytes);
+  void refund(int64_t bytes);
+  int64_t quota() const noexcept { return quota_; }
 
   using Holds = ObjectHolds;
   static constexpr size_t no_export = ObjectHolds::no_export;

@@ -107,6 +107,9 @@ Policy parse_config(std::istream &in) {
       } else if (key == "max_clients_per_user") {
         if (!parse_number(value, p.max_clients_per_user) || p.max_clients_per_user < 0)
           throw std::invalid_argument("max_clients_per_user is not a count: " + value);
+      } else if (key == "host_code") {
+        if (value != "allow" && value != "deny") throw std::invalid_argument("host_code is allow or deny, not " + value);
+        p.host_code = value == "allow";
       } else {
         throw std::invalid_argument("unknown key " + key);
       }

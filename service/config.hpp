@@ -31,6 +31,10 @@ struct Policy {
   int64_t max_clients_per_user = 256;
   // cuda_contexts: which clients share a CUDA context (contexts.hpp).
   CudaContexts cuda_contexts = CudaContexts::per_user;
+  // host_code: whether rigd loads and runs its clients' host code (a sim's
+  // images) in its own process: allow, for trusted clients and tests, or
+  // deny (the default).
+  bool host_code = false;
 };
 
 struct Options {
@@ -47,8 +51,8 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// quota_bytes, cache_limit_bytes, max_clients_per_user and cuda_contexts.
-// Throws std::invalid_argument naming the line.
+// quota_bytes, cache_limit_bytes, max_clients_per_user, cuda_contexts and
+// host_code (allow or deny).  Throws std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 
 // Whether policy admits a peer of uid, primary gid and supplementary groups.

@@ -74,7 +74,12 @@ void HeldParts::clear() noexcept {
     rig_buffer_unref(p.src);
     rig_buffer_unref(p.dst);
   }
+  for (const HeldLaunch &l : launches_) rig_submission_unref(l.submission);
+  for (rig_buffer_t *b : buffers_) rig_buffer_unref(b);
   parts_.clear();
+  launches_.clear();
+  buffers_.clear();
+  params_.clear();
   rows_.clear();
 }
 
@@ -116,15 +121,103 @@ bool hold_words(const ClientObjects &objects, const std::vector<rig_proxy_part> 
   return true;
 }
 
+constexpr uint64_t max_threads = uint64_t{1} << 62;
+
+// The slots a launch's parameters take after its refs.
+uint64_t param_slots(const rig_proxy_launch &l) {
+  return (uint64_t{l.param_bytes} + sizeof(rig_proxy_part) - 1) / sizeof(rig_proxy_part);
+}
+
+// No axis zero, at most 2^62 threads, a group within the function's max.
+bool grid_fits(const rig_proxy_launch &l, int64_t most_in_group) {
+  uint64_t groups = 1, threads = 1, total = 0;
+  bool over = false;
+  for (int a = 0; a < 3; a++) {
+    if (l.groups[a] == 0 || l.threads[a] == 0) return false;
+    over |= __builtin_mul_overflow(groups, l.groups[a], &groups);
+    over |= __builtin_mul_overflow(threads, l.threads[a], &threads);
+  }
+  over |= __builtin_mul_overflow(groups, threads, &total);
+  return !over && total <= max_threads && threads <= static_cast<uint64_t>(most_in_group);
+}
+
+// Holds ref r of a launch of param_bytes parameters on instance: the view
+// of its memory into held, its layout into held.layout(); false where it
+// does not fit.
+bool hold_ref(const ClientObjects &objects, const LaunchContext &ctx, const rig_proxy_ref &r, uint32_t param_bytes,
+              HeldParts &held) {
+  bool zero = std::all_of(std::begin(r.reserved), std::end(r.reserved), [](uint32_t w) { return w == 0; });
+  if (r.kind != RIG_PROXY_PART_REF || !zero || r.at > param_bytes || param_bytes - r.at < 8) return false;
+  if (r.ref_kind == RIG_REF_ENTRY) {
+    const ClientImages::Function *entry = ctx.images.function(r.function);
+    if (r.handle || r.offset || r.bytes || r.access || !entry || entry->instance != ctx.instance ||
+        !entry->places_address)
+      return false;
+    held.layout().push_back({r.ref_kind, 0, r.at, r.function});
+    return true;
+  }
+  bool unordered = r.ref_kind == RIG_REF_UNORDERED;
+  bool access_fits = unordered ? (r.access == RIG_ACCESS_READ || r.access == RIG_ACCESS_READ_WRITE) : r.access == 0;
+  if (r.ref_kind < RIG_REF_READ || r.ref_kind > RIG_REF_UNORDERED || !access_fits || r.function) return false;
+  std::shared_ptr<SharedRow> row;
+  rig_buffer_t *b = objects.get(r.handle, &row);
+  if (!b) return false;
+  held.add_row(std::move(row));
+  rig_buffer_t *view = rows_fit(r.offset, r.bytes, 1, 0, static_cast<uint64_t>(rig_buffer_bytes(b)))
+                           ? extent_view(b, r.offset, r.bytes, 1, 0)
+                           : nullptr;
+  rig_buffer_unref(b);
+  if (!view) return false;
+  held.add_buffer(view);
+  held.layout().push_back({r.ref_kind, r.access, r.at, 0});
+  return true;
+}
+
+// Holds the launch at parts[i], its refs and its parameters; *slots gets
+// the slots it takes.  false where it does not fit.
+bool hold_launch(const ClientObjects &objects, LaunchContext &ctx, const std::vector<rig_proxy_part> &parts, size_t i,
+                 size_t *slots, HeldParts &held) {
+  rig_proxy_launch l;
+  std::memcpy(&l, &parts[i], sizeof l);
+  size_t left = parts.size() - i - 1;
+  if (l.param_bytes > RIG_PROXY_MAX_PARAM_BYTES || l.ref_count > left || param_slots(l) > left - l.ref_count)
+    return false;
+  *slots = 1 + l.ref_count + param_slots(l);
+  const ClientImages::Function *f = ctx.images.function(l.function);
+  if (!f || f->instance != ctx.instance || !grid_fits(l, f->max_threads)) return false;
+  held.layout().clear();
+  size_t first_buffer = held.buffers().size();
+  for (size_t j = 0; j < l.ref_count; j++) {
+    rig_proxy_ref r;
+    std::memcpy(&r, &parts[i + 1 + j], sizeof r);
+    if (!hold_ref(objects, ctx, r, l.param_bytes, held)) return false;
+  }
+  std::vector<std::byte> &params = held.params();
+  size_t first_param = params.size();
+  const auto *bytes = reinterpret_cast<const std::byte *>(parts.data() + i + 1 + l.ref_count);
+  params.insert(params.end(), bytes, bytes + l.param_bytes);
+  rig_submission_t *s = ctx.images.launch(l.function, held.layout(), l.param_bytes);
+  if (!s) return false;
+  held.add_launch({l, s, first_buffer, held.buffers().size() - first_buffer, first_param});
+  held.add({parts[i], nullptr, nullptr, held.launches().size() - 1});
+  return true;
+}
+
 }  // namespace
 
 bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, bool words,
-                HeldParts &held) {
+                LaunchContext *launches, HeldParts &held) {
   for (size_t i = 0; i < parts.size(); i++) {
     const rig_proxy_part &p = parts[i];
     if (p.kind == RIG_PROXY_PART_WORDS && words) {
       if (!hold_words(objects, parts, i, held)) return false;
       i += p.rows;
+      continue;
+    }
+    if (p.kind == RIG_PROXY_PART_LAUNCH && launches) {
+      size_t slots = 1;
+      if (!hold_launch(objects, *launches, parts, i, &slots, held)) return false;
+      i += slots - 1;
       continue;
     }
     if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL) return false;
@@ -177,6 +270,24 @@ rig_status_t submit_words(const std::vector<HeldPart> &parts, size_t i, rig_devi
   return status;
 }
 
+// Submits the held launch l through its submission, after waits; *done is
+// its point.
+rig_status_t submit_launch(const HeldParts &held, const HeldLaunch &l, const std::vector<rig_point_t> &waits,
+                           rig_point_t *done) {
+  const rig_proxy_launch &g = l.launch;
+  rig_run_t *run = nullptr;
+  rig_status_t status = rig_submission_take(l.submission, &run);
+  int64_t k = rig_submission_block(l.submission, 0);
+  auto axis = [](uint64_t v) { return static_cast<int64_t>(v); };
+  if (status == RIG_OK) status = rig_run_groups(run, k, axis(g.groups[0]), axis(g.groups[1]), axis(g.groups[2]));
+  if (status == RIG_OK) status = rig_run_threads(run, k, axis(g.threads[0]), axis(g.threads[1]), axis(g.threads[2]));
+  if (status == RIG_OK) status = rig_run_shared(run, k, g.shared_bytes);
+  if (status == RIG_OK && g.param_bytes)
+    status = rig_run_bytes(run, k, 0, held.params().data() + l.first_param, g.param_bytes);
+  if (status != RIG_OK) return status;
+  return rig_submit(run, held.buffers().data() + l.first_buffer, l.buffers, waits.data(), waits.size(), done);
+}
+
 }  // namespace
 
 rig_status_t submit_parts(const HeldParts &held, rig_device_t *device, const std::vector<rig_point_t> &waits,
@@ -205,7 +316,9 @@ rig_status_t submit_parts(const HeldParts &held, rig_device_t *device, const std
       i += p.rows;
       continue;
     }
-    if (p.kind == RIG_PROXY_PART_COPY) {
+    if (p.kind == RIG_PROXY_PART_LAUNCH) {
+      status = submit_launch(held, held.launches()[h.launch], *follow, &done);
+    } else if (p.kind == RIG_PROXY_PART_COPY) {
       rig_box_t box{0, 0, static_cast<int64_t>(p.width), static_cast<int64_t>(p.rows),
                     static_cast<int64_t>(p.src_pitch), static_cast<int64_t>(p.dst_pitch)};
       status = rig_buffer_submit_copy(h.src, h.dst, &box, 1, follow->data(), follow->size(), &done);

@@ -3,7 +3,9 @@
 
 #include "handover.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +48,22 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
       if (entry.device < served_.size()) {
         answer.status = RIG_OK;
         answer.value = static_cast<uint64_t>(served_.allocated(entry.device));
+      }
+      break;
+    case RIG_PROXY_OP_IMAGE_LOAD:
+    case RIG_PROXY_OP_IMAGE_PREPARE:
+    case RIG_PROXY_OP_IMAGE_ENTRY:
+      if (on_proxy) answer.status = image_request(entry, answer);
+      break;
+    case RIG_PROXY_OP_IMAGE_UNLOAD:
+      if (images_.unload(entry.args[0])) answer.status = RIG_OK;
+      break;
+    case RIG_PROXY_OP_LOADED:
+      if (entry.device < served_.size()) {
+        LoadedCount held = loaded(entry.device);
+        answer.status = RIG_OK;
+        answer.value = static_cast<uint64_t>(held.images);
+        answer.detail = static_cast<uint64_t>(held.bytes);
       }
       break;
     default:
@@ -149,10 +167,33 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   if (status != RIG_OK && !p.failed) {
     p.failed = true;
     completions_.fail(proxy, "rigd refused value " + std::to_string(entry.args[0]) +
-                                 " of the proxy: out of order, malformed, or naming memory the process does not hold");
+                                 " of the proxy: out of order, malformed, naming memory or a function the process does not "
+                                 "hold, or a launch out of the function's range");
   }
   return status;
 }
+
+namespace {
+
+// Keeps of points the last of each device's: a device reaches its values in
+// order, so that one says the others.  Without it each value would carry
+// the points of every earlier value still running, and a proxy that hands
+// over faster than its device completes would wait on ever more of them.
+void keep_last_of_each_device(std::vector<rig_point_t> &points) {
+  size_t kept = 0;
+  for (const rig_point_t &p : points) {
+    auto same = std::find_if(points.begin(), points.begin() + static_cast<ptrdiff_t>(kept), [&](const rig_point_t &q) {
+      return rig_point_device(q) == rig_point_device(p);
+    });
+    if (same == points.begin() + static_cast<ptrdiff_t>(kept))
+      points[kept++] = p;
+    else if (rig_point_value(p) > rig_point_value(*same))
+      *same = p;
+  }
+  points.resize(kept);
+}
+
+}  // namespace
 
 rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t proxy) {
   Proxy &p = proxies_[proxy];
@@ -165,8 +206,10 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
     if (w.reserved != 0 || w.proxy >= proxies_.size() || w.value > proxies_[w.proxy].handed) return RIG_EINVAL;
     completions_.pending(w.proxy, w.value, waits_);
   }
+  keep_last_of_each_device(waits_);
   bool words = served_.records()[p.device].flags & RIG_PROXY_DEVICE_HOST;
-  if (!hold_parts(objects_, work_.parts, words, held_)) return RIG_EINVAL;
+  LaunchContext launches{images_, p.instance.get()};
+  if (!hold_parts(objects_, work_.parts, words, &launches, held_)) return RIG_EINVAL;
   // From here the value is the proxy's: work that fails to start fails it.
   p.handed = entry.args[0];
   // Taken: other clients' waits on the shared memory it names wait for it.
@@ -184,6 +227,76 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
   // whose parts rig ran at once, waits on other devices all the same.
   points_.insert(points_.end(), waits_.begin(), waits_.end());
   completions_.expect(proxy, p.device, p.handed, points_, work_.waits, touched_);
+  return status;
+}
+
+namespace {
+
+// The most bytes of a function's name.
+constexpr uint32_t max_name_bytes = 4096;
+
+}  // namespace
+
+rig_status_t Requests::image_request(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
+  constexpr uint64_t code = sizeof(rig_proxy_code);
+  if (entry.payload_bytes < code || !payload_.holds(entry.payload_offset, entry.payload_bytes)) return RIG_EINVAL;
+  std::string why;
+  rig_status_t status = RIG_EINVAL;
+  if (entry.opcode == RIG_PROXY_OP_IMAGE_LOAD) {
+    status = load_image(entry, answer, &why);
+  } else {
+    std::string name(entry.payload_bytes - code, '\0');
+    if (name.size() > max_name_bytes) return RIG_EINVAL;
+    payload_.copy_out(entry.payload_offset + code, std::as_writable_bytes(std::span(name)));
+    if (name.find('\0') != std::string::npos) return RIG_EINVAL;
+    if (entry.opcode == RIG_PROXY_OP_IMAGE_PREPARE) {
+      status = images_.prepare(entry.args[0], name) ? RIG_OK : RIG_EINVAL;
+    } else {
+      ClientImages::Resolved f;
+      status = images_.resolve(entry.args[0], name, &f, &why);
+      if (status == RIG_OK) {
+        answer.value = f.function;
+        answer.detail = static_cast<uint64_t>(f.max_threads);
+        answer.flags = f.places_address ? RIG_PROXY_ENTRY_ADDRESS : 0;
+      }
+    }
+  }
+  if (status != RIG_OK) {
+    rig_proxy_code reply{};
+    std::snprintf(reply.why, sizeof reply.why, "%s", why.c_str());
+    payload_.copy_in(entry.payload_offset, std::as_bytes(std::span(&reply, 1)));
+  }
+  return status;
+}
+
+bool Requests::image_bytes(const rig_proxy_entry &entry, std::vector<std::byte> &bytes) {
+  constexpr uint64_t code = sizeof(rig_proxy_code);
+  if (entry.args[0] == 0) {
+    bytes.resize(entry.payload_bytes - code);
+    return entry.args[1] == 0 && payload_.copy_out(entry.payload_offset + code, bytes);
+  }
+  // An image past the payload arena: in memory of the client's, such as a
+  // host arena (a sealed memfd), copied out before rig reads it.
+  rig_buffer_t *memory = objects_.get(entry.args[0]);
+  if (!memory) return false;
+  uint64_t n = entry.args[1];
+  bool fits = entry.payload_bytes == code && n <= static_cast<uint64_t>(rig_buffer_bytes(memory));
+  if (fits) bytes.resize(n);
+  fits = fits && rig_buffer_blit_to_bytes(memory, 0, bytes.data(), static_cast<int64_t>(n), 0,
+                                          static_cast<int64_t>(n)) == RIG_OK;
+  rig_buffer_unref(memory);
+  return fits;
+}
+
+rig_status_t Requests::load_image(const rig_proxy_entry &entry, rig_proxy_completion &answer, std::string *why) {
+  std::vector<std::byte> bytes;
+  if (!image_bytes(entry, bytes)) {
+    *why = "the image's bytes are not where the request says";
+    return RIG_EINVAL;
+  }
+  const Proxy &p = proxies_[entry.device];
+  rig_status_t status =
+      images_.load(p.instance, served_.records()[p.device], bytes, &answer.value, why, &answer.detail);
   return status;
 }
 

@@ -1,6 +1,7 @@
 // What rigd does for each entry of a client's submission ring.
 #pragma once
 
+#include "client_images.hpp"
 #include "client_objects.hpp"
 #include "completions.hpp"
 #include "contexts.hpp"
@@ -22,14 +23,15 @@ class Requests {
  public:
   // proxy_limit: the words of the client's completion segment; client:
   // the client's number, which owns its exports; user: the client's user,
-  // whose imports of tokens Exports bounds; contexts: which clients'
-  // instances of a CUDA device share a context.
+  // whose imports of tokens Exports bounds; host_code: whether rigd loads
+  // the client's host code (its config's host_code = allow); contexts:
+  // which clients' instances of a CUDA device share a context.
   Requests(const ServedDevices &served, Exports &exports, uint64_t client, uid_t user, ClientObjects &objects,
            Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit,
-           CudaContexts contexts = CudaContexts::per_user) noexcept
+           bool host_code = false, CudaContexts contexts = CudaContexts::per_user) noexcept
       : served_(served), exports_(exports), client_(client), user_(user), objects_(objects),
         completions_(completions), payload_(payload), proxy_limit_(proxy_limit), contexts_(contexts),
-        current_(served.size()) {}
+        current_(served.size()), images_(objects, host_code) {}
 
   // Runs the request entry, rigd's own copy of a ring entry, and answers
   // whether it has a completion, which it writes to answer: RIG_EINVAL with
@@ -64,6 +66,13 @@ class Requests {
   rig_status_t run_hand_over(const rig_proxy_entry &entry, uint32_t proxy);
   rig_status_t export_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer);
+  // The image requests (protocol.h); each writes why it refuses into the
+  // rig_proxy_code at the start of its payload.
+  rig_status_t image_request(const rig_proxy_entry &entry, rig_proxy_completion &answer);
+  rig_status_t load_image(const rig_proxy_entry &entry, rig_proxy_completion &answer, std::string *why);
+  // The image bytes of a load: the payload's after its rig_proxy_code, or
+  // those of the memory args[0] names; false where they are not there.
+  bool image_bytes(const rig_proxy_entry &entry, std::vector<std::byte> &bytes);
 
   const ServedDevices &served_;
   Exports &exports_;
@@ -82,6 +91,7 @@ class Requests {
   HeldParts held_;
   std::vector<rig_point_t> waits_, points_;
   TouchedRows touched_;
+  ClientImages images_;
 };
 
 }  // namespace rigd

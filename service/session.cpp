@@ -255,7 +255,7 @@ void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &
   ClientObjects objects(policy_.quota_bytes);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_);
   Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
-                    policy_.cuda_contexts);
+                    policy_.host_code, policy_.cuda_contexts);
   std::atomic<bool> stopping{false};
   std::thread poller([&] {
     if (run_poller(rings, requests, stopping) == PollerEnd::breach) {

@@ -35,6 +35,9 @@ extern "C" {
  * producer's and the consumer's stores do not contend for one line. */
 #define RIG_PROXY_CACHE_LINE 64
 
+/* The bytes of a rig_proxy_code's why. */
+#define RIG_PROXY_WHY_BYTES_OF_CODE 512
+
 /* The first word of each segment: which segment it is ("RIGx" in memory). */
 #define RIG_PROXY_MAGIC_DEVICES 0x44474952u    /* "RIGD" */
 #define RIG_PROXY_MAGIC_COMPLETION 0x43474952u /* "RIGC" */
@@ -109,10 +112,47 @@ enum rig_proxy_opcode {
   RIG_PROXY_OP_IMPORT = 7,    /* args[0] a token: value, a new handle over the exported
                                  bytes, detail their length; RIG_EINVAL for a token that
                                  names no export or another served device's memory */
-  RIG_PROXY_OP_ALLOCATED = 8  /* value: the bytes allocated on the served device and
+  RIG_PROXY_OP_ALLOCATED = 8, /* value: the bytes allocated on the served device and
                                  its live instances (their rig_allocated), for
                                  monitoring and tests */
+  RIG_PROXY_OP_IMAGE_LOAD = 9, /* loads an image on the proxy's instance: the payload a
+                                 rig_proxy_code, then the image's bytes; or, with
+                                 args[0] a host arena's handle, the first args[1]
+                                 bytes of that arena (a sealed memfd, for an image
+                                 past the payload arena), the payload the
+                                 rig_proxy_code alone.  value: the image's id;
+                                 RIG_EIMAGE, why in the rig_proxy_code, where the
+                                 device refuses the bytes or rigd loads no code of
+                                 the device's (host_code, rigd(8)); RIG_ENOMEM, detail
+                                 the bytes, past the client's quota */
+  RIG_PROXY_OP_IMAGE_PREPARE = 10, /* args[0] an image's id, the payload a rig_proxy_code
+                                     then a function's name (no NUL): rig_image_prepare
+                                     of it; answers RIG_OK */
+  RIG_PROXY_OP_IMAGE_ENTRY = 11, /* args[0] an image's id, the payload as PREPARE's:
+                                   value, the id of the function, 0 where the image has
+                                   none; detail, its rig_function_max_threads; flags
+                                   RIG_PROXY_ENTRY_ADDRESS where an entry ref of it
+                                   places an address.  RIG_EINVAL, why in the
+                                   rig_proxy_code, where the device cannot run it;
+                                   RIG_ENOMEM where it has no memory for it */
+  RIG_PROXY_OP_IMAGE_UNLOAD = 12, /* args[0] an image's id: rigd lets go of it, and rig
+                                    unloads it once no work handed over runs it */
+  RIG_PROXY_OP_LOADED = 13     /* value: the images rigd holds for its clients on the
+                                 served device's instances, detail their bytes, for
+                                 monitoring and tests */
 };
+
+/* The start of an image request's payload: where rigd writes why it
+ * refuses the request, NUL-terminated, before it answers. */
+struct rig_proxy_code {
+  char why[RIG_PROXY_WHY_BYTES_OF_CODE];
+};
+
+/* IMAGE_ENTRY's completion flags. */
+enum rig_proxy_entry_flag { RIG_PROXY_ENTRY_ADDRESS = 1 };
+
+/* A launch's parameters are this many bytes at most. */
+#define RIG_PROXY_MAX_PARAM_BYTES 32768u
 
 /* A hand-over's payload: the header, then wait_count waits, then
  * part_count parts, which the served device runs in that order after the
@@ -134,8 +174,11 @@ enum rig_proxy_part_kind {
   RIG_PROXY_PART_FILL = 2, /* width * rows bytes of dst, packed, set to value */
   RIG_PROXY_PART_WORDS = 3, /* a words part (rig's RIG_WORDS), only on a proxy
                                of the machine's host: its rows writes follow */
-  RIG_PROXY_PART_WORD = 4   /* a write of a words part: word into the 8 bytes
+  RIG_PROXY_PART_WORD = 4,  /* a write of a words part: word into the 8 bytes
                                at dst_offset of dst */
+  RIG_PROXY_PART_LAUNCH = 5, /* a launch (rig_proxy_launch): its refs and its
+                                parameters' slots follow */
+  RIG_PROXY_PART_REF = 6     /* a ref of a launch (rig_proxy_ref) */
 };
 
 /* One part: src and dst are handles, offsets are from the start of their
@@ -159,6 +202,48 @@ struct rig_proxy_part {
   uint64_t dst_pitch;
 };
 RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_part) == 72, "a part has no padding");
+
+/* A launch part: it fills a part's slot, and is followed by ref_count REF
+ * parts, then by its param_bytes parameter bytes, end to end in as many
+ * slots as they need (the last one's tail zero).  The function is one of
+ * the client's (IMAGE_ENTRY's id) on the proxy's instance; the grid is
+ * groups[0] * groups[1] * groups[2] groups of threads[0] * threads[1] *
+ * threads[2] threads, no axis zero, at most 2^62 threads, a group within
+ * the function's max threads; shared_bytes of memory each group shares;
+ * param_bytes at most RIG_PROXY_MAX_PARAM_BYTES. */
+struct rig_proxy_launch {
+  uint32_t kind; /* RIG_PROXY_PART_LAUNCH */
+  uint32_t param_bytes;
+  uint64_t function;
+  uint64_t groups[3];
+  uint64_t threads[3];
+  uint32_t shared_bytes;
+  uint32_t ref_count;
+};
+RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_launch) == sizeof(struct rig_proxy_part),
+                        "a launch fills a part's slot");
+
+/* A ref of a launch: rigd writes into the 8 bytes at `at` of the
+ * parameters, at + 8 within them, the address for the served device's work
+ * of byte offset of the memory handle names, bytes long (the launch then
+ * follows and precedes work on that memory as rig orders it, by kind);
+ * or, for kind RIG_REF_ENTRY, the entry's address of function, a function
+ * of the client's (handle, offset and bytes zero).  kind is a
+ * rig_ref_kind_t, access a rig_access_t for RIG_REF_UNORDERED (zero for
+ * the other kinds). */
+struct rig_proxy_ref {
+  uint32_t kind;   /* RIG_PROXY_PART_REF */
+  uint32_t ref_kind;
+  uint64_t handle;
+  uint64_t offset;
+  uint64_t bytes;
+  uint64_t at;
+  uint64_t function;
+  uint32_t access;
+  uint32_t reserved[5]; /* zero */
+};
+RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_ref) == sizeof(struct rig_proxy_part),
+                        "a ref fills a part's slot");
 
 /* A submission ring's entry: one request.  Fields a request does not use
  * are zero. */

@@ -4,9 +4,14 @@
 #include "../common/shared_host_memory.hpp"
 #include "ring.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <vector>
 
 namespace rig::proxy {
@@ -38,6 +43,8 @@ Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word, con
   // them, and no other host memory: the proxy reaches no host memory at
   // large.
   f.maps_staging = true;
+  // rigd places the addresses of a launch's memory, which is rigd's.
+  f.launch_refs_by_location = true;
   // The word lies in the read-only completion segment, and after stop only
   // signaled() knows the last value.  Other proxies of the connection wait
   // on it in their hand-overs (queue_waits_on).
@@ -47,6 +54,23 @@ Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word, con
 }
 
 ProxyRegion *region_of(Region r) { return static_cast<ProxyRegion *>(r); }
+
+// A function of an image rigd loaded: its id, which launches name.
+struct ProxyFunction {
+  uint64_t id;
+};
+
+// An image rigd loaded, by its id, and the functions resolved in it.
+struct ProxyImage {
+  uint64_t id;
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<ProxyFunction>, std::less<>> functions;  // under mu
+};
+
+ProxyImage *image_of(DriverDevice::Image i) { return static_cast<ProxyImage *>(i); }
+
+// The slots of a launch's parameters after its refs (protocol.h).
+uint64_t param_slots(uint64_t bytes) { return (bytes + sizeof(rig_proxy_part) - 1) / sizeof(rig_proxy_part); }
 
 // A side of a part as rigd names it: the handle, and the offset in its
 // memory.  A Pinned region's location is its host address, which rig
@@ -199,9 +223,16 @@ void ProxyDevice::retire_done() {
 namespace {
 
 // The parts of the protocol a part takes: a words part's WORDS, then a
-// WORD per write.
+// WORD per write; a launch's LAUNCH, its REFs, then its parameters' slots.
 uint64_t protocol_parts(const rig_edge_part_t &part) {
+  if (part.kind == RIG_PART_LAUNCH) return 1 + uint64_t{part.u.launch.ref_count} + param_slots(part.u.launch.param_bytes);
   return part.kind == RIG_PART_WORDS ? 1 + uint64_t{part.u.words.count} : 1;
+}
+
+// Whether rigd runs the launch: parameters and shared bytes within what
+// protocol.h's rig_proxy_launch carries.
+bool launch_fits(const rig_edge_launch_t &l) {
+  return l.param_bytes <= RIG_PROXY_MAX_PARAM_BYTES && l.shared_bytes <= UINT32_MAX;
 }
 
 }  // namespace
@@ -212,11 +243,15 @@ bool ProxyDevice::is_host() const noexcept {
 
 rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
   // A proxy runs copies and fills (rigd's addition to the spec's copies),
-  // and the machine's host's also runs words (PROXY-41).
+  // and the machine's host's also runs words (PROXY-41).  rigd's proxies
+  // also run launches (PROXY-40 is of the proxies of other machines): a
+  // launch needs an image, which only rigd's devices that load code load.
   uint64_t parts = 0;
   for (uint32_t i = 0; i < w.part_count; i++) {
     rig_edge_part_kind_t kind = w.parts[i].kind;
-    if (kind != RIG_PART_COPY && kind != RIG_PART_FILL && !(kind == RIG_PART_WORDS && is_host())) return RIG_NEVER;
+    bool launch = kind == RIG_PART_LAUNCH && launch_fits(w.parts[i].u.launch);
+    if (kind != RIG_PART_COPY && kind != RIG_PART_FILL && !launch && !(kind == RIG_PART_WORDS && is_host()))
+      return RIG_NEVER;
     parts += protocol_parts(w.parts[i]);
   }
   uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.wait_count} * sizeof(rig_proxy_wait) +
@@ -263,6 +298,11 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
   };
   for (uint32_t i = 0; i < w.part_count; i++) {
     const rig_edge_part_t &part = w.parts[i];
+    if (part.kind == RIG_PART_LAUNCH) {
+      at = put_launch(part.u.launch, at, &shared);
+      bytes += part.u.launch.param_bytes;
+      continue;
+    }
     rig_proxy_part p{};
     if (part.kind == RIG_PART_WORDS) {
       p.kind = RIG_PROXY_PART_WORDS;
@@ -312,6 +352,131 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
   std::lock_guard g(flight_mu_);
   in_flight_.push_back({w.value, bytes});
   flight_bytes_ += bytes;
+}
+
+std::byte *ProxyDevice::put_launch(const rig_edge_launch_t &l, std::byte *at, bool *shared) {
+  const auto *f = static_cast<const ProxyFunction *>(l.entry);
+  rig_proxy_launch head{RIG_PROXY_PART_LAUNCH,
+                        static_cast<uint32_t>(l.param_bytes),
+                        f->id,
+                        {l.groups[0], l.groups[1], l.groups[2]},
+                        {l.threads[0], l.threads[1], l.threads[2]},
+                        static_cast<uint32_t>(l.shared_bytes),
+                        l.ref_count};
+  std::memcpy(at, &head, sizeof head);
+  at += sizeof head;
+  for (uint32_t j = 0; j < l.ref_count; j++) {
+    const rig_edge_ref_t &ref = l.refs[j];
+    rig_proxy_ref r{};
+    r.kind = RIG_PROXY_PART_REF;
+    r.ref_kind = ref.kind;
+    r.at = ref.at;
+    if (ref.kind == RIG_REF_ENTRY) {
+      r.function = static_cast<const ProxyFunction *>(ref.entry)->id;
+    } else {
+      auto [handle, offset] = side_of(ref.memory);
+      r.handle = handle;
+      r.offset = offset;
+      r.bytes = ref.bytes;
+      if (ref.kind == RIG_REF_UNORDERED) r.access = ref.access;
+      *shared = *shared || link_->shares(handle);
+    }
+    std::memcpy(at, &r, sizeof r);
+    at += sizeof r;
+  }
+  // The parameters, end to end in their slots, the last one's tail zero.
+  uint64_t room = param_slots(l.param_bytes) * sizeof(rig_proxy_part);
+  if (l.param_bytes) std::memcpy(at, l.params, l.param_bytes);
+  std::memset(at + l.param_bytes, 0, room - l.param_bytes);
+  return at + room;
+}
+
+rig_proxy_completion ProxyDevice::ask_code(uint16_t opcode, uint64_t id, std::span<const std::byte> tail,
+                                           std::string *why, uint64_t a1) {
+  std::vector<std::byte> payload(sizeof(rig_proxy_code) + tail.size());
+  if (!tail.empty()) std::memcpy(payload.data() + sizeof(rig_proxy_code), tail.data(), tail.size());
+  rig_proxy_entry e{};
+  e.opcode = opcode;
+  e.device = index_;
+  e.args[0] = id;
+  e.args[1] = a1;
+  rig_proxy_code reply{};
+  try {
+    rig_proxy_completion a = link_->request(e, payload, std::as_writable_bytes(std::span(&reply, 1)));
+    if (a.status != RIG_OK) *why = "rigd: " + std::string(reply.why, strnlen(reply.why, sizeof reply.why));
+    return a;
+  } catch (const LinkLost &lost) {
+    throw Fault(lost.what());
+  }
+}
+
+uint64_t ProxyDevice::image_arena(const void *bytes, size_t n) {
+  int fd = memfd_create("rig-image", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return 0;
+  bool written = ftruncate(fd, static_cast<off_t>(n)) == 0 && pwrite(fd, bytes, n, 0) == static_cast<ssize_t>(n) &&
+                 fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0;
+  uint64_t handle = 0;
+  try {
+    if (written) handle = link_->share_arena(fd, n);
+  } catch (const LinkLost &lost) {
+    close(fd);
+    throw Fault(lost.what());
+  }
+  close(fd);
+  return handle;
+}
+
+std::variant<DriverDevice::Image, std::string> ProxyDevice::image(const void *bytes, size_t n) {
+  if (word_failed()) throw Fault(failure());
+  std::string why;
+  rig_proxy_completion a{};
+  if (sizeof(rig_proxy_code) + n <= link_->payload_bytes()) {
+    a = ask_code(RIG_PROXY_OP_IMAGE_LOAD, 0, std::span(static_cast<const std::byte *>(bytes), n), &why);
+  } else {
+    // Past the payload arena, the bytes travel as a host arena does.
+    uint64_t arena = image_arena(bytes, n);
+    if (arena == 0) return "rigd takes no memory for an image of " + std::to_string(n) + " bytes";
+    a = ask_code(RIG_PROXY_OP_IMAGE_LOAD, arena, {}, &why, n);
+    ask(RIG_PROXY_OP_FREE, arena);
+  }
+  if (a.status == RIG_OK) return static_cast<Image>(new ProxyImage{a.value, {}, {}});
+  // A lost instance loses the proxy; any other refusal is the image's.
+  if (a.status == RIG_ELOST) throw Fault(why);
+  return why;
+}
+
+void ProxyDevice::prepare(Image image, const std::string &name) {
+  std::string why;
+  if (!link_->lost()) ask_code(RIG_PROXY_OP_IMAGE_PREPARE, image_of(image)->id, std::as_bytes(std::span(name)), &why);
+}
+
+DriverDevice::EntryAnswer ProxyDevice::entry(Image image, const std::string &name) {
+  if (word_failed()) throw Fault(failure());
+  ProxyImage *i = image_of(image);
+  std::string why;
+  rig_proxy_completion a = ask_code(RIG_PROXY_OP_IMAGE_ENTRY, i->id, std::as_bytes(std::span(name)), &why);
+  if (a.status == RIG_EINVAL) throw std::invalid_argument(why);
+  if (a.status == RIG_ENOMEM) return NoMemory{static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX))};
+  if (a.status != RIG_OK) throw Fault(why);
+  if (a.value == 0) return Absent{};
+  std::lock_guard g(i->mu);
+  std::unique_ptr<ProxyFunction> &f = i->functions[name];
+  if (!f) f = std::make_unique<ProxyFunction>(ProxyFunction{a.value});
+  // An entry ref's address is rigd's to place: any non-zero value says
+  // that there is one.
+  uint64_t address = (a.flags & RIG_PROXY_ENTRY_ADDRESS) ? a.value : 0;
+  return Entry{f.get(), address, static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX))};
+}
+
+void ProxyDevice::unload(Image image) {
+  std::unique_ptr<ProxyImage> i(image_of(image));
+  if (link_->lost()) return;
+  try {
+    // rigd unloads it once the work handed over before no longer runs it.
+    ask(RIG_PROXY_OP_IMAGE_UNLOAD, i->id);
+  } catch (const Fault &) {
+    // The link went meanwhile: rigd released everything of the client's.
+  }
 }
 
 uint64_t ProxyDevice::signaled() {

@@ -13,6 +13,8 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -54,6 +56,14 @@ class ProxyDevice : public DriverDevice {
   Region map_peer(DriverDevice &owner, Region r) override;
   Region map_host(void *p, int64_t n) override;
   bool queue_waits_on(const DriverDevice &other) const override;
+  // Code: rigd loads the image on the client's instance of the served
+  // device, and answers each function's entry (protocol.h's image
+  // requests); a launch's refs go to rigd, which patches them
+  // (facts().launch_refs_by_location).
+  std::variant<Image, std::string> image(const void *bytes, size_t n) override;
+  void prepare(Image image, const std::string &name) override;
+  EntryAnswer entry(Image image, const std::string &name) override;
+  void unload(Image image) override;
   rig_edge_room_t room(const rig_edge_work_t &w) override;
   void submit(const rig_edge_work_t &w) override;
   uint64_t signaled() override;
@@ -85,6 +95,17 @@ class ProxyDevice : public DriverDevice {
   rig_proxy_completion ask(uint16_t opcode, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0);
   // Why rigd failed the proxy's work, as the word's why says.
   std::string failure();
+  // rigd's answer to the image request opcode of image id, its payload a
+  // rig_proxy_code then tail; why gets what rigd wrote in the code where it
+  // refuses.  Throws as ask.
+  rig_proxy_completion ask_code(uint16_t opcode, uint64_t id, std::span<const std::byte> tail, std::string *why,
+                                uint64_t a1 = 0);
+  // Writes the launch's slots at at (protocol.h) and answers their end;
+  // *shared is set where a ref names memory other processes share.
+  std::byte *put_launch(const rig_edge_launch_t &l, std::byte *at, bool *shared);
+  // The handle of a sealed memfd of rigd's holding the n bytes, for an image
+  // past the payload arena; 0 where rigd refuses it.
+  uint64_t image_arena(const void *bytes, size_t n);
   Region alloc_pinned(int64_t n);
   uint64_t word_value() const noexcept;
   bool word_failed() const noexcept;

@@ -260,12 +260,16 @@ void RigdLink::await_taken(uint32_t n) {
   }
 }
 
-rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const std::byte> payload) {
+rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const std::byte> payload,
+                                      std::span<std::byte> reply) {
   std::lock_guard g(mu_);
   check_known_live();
   entry.tag = ++tag_;
   send(entry, payload);
-  return await(entry.tag);
+  rig_proxy_completion answer = await(entry.tag);
+  // No other payload is placed while mu_ is held: the bytes are the request's.
+  if (!reply.empty() && reply.size() <= payload.size()) payload_->copy_out(entry.payload_offset, reply);
+  return answer;
 }
 
 void RigdLink::hand_over(rig_proxy_entry entry, std::span<const std::byte> payload, bool until_taken) {

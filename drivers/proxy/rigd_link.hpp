@@ -43,9 +43,12 @@ class RigdLink {
   int find(const std::string &name) const noexcept;
 
   // Sends the request, its payload copied into the payload arena, and
-  // answers rigd's completion.  One request runs at a time.  Throws
+  // answers rigd's completion; reply, where not empty, gets the payload's
+  // first bytes as they are once rigd has answered (what rigd wrote back,
+  // protocol.h's rig_proxy_code).  One request runs at a time.  Throws
   // LinkLost once the connection is lost.
-  rig_proxy_completion request(rig_proxy_entry entry, std::span<const std::byte> payload = {});
+  rig_proxy_completion request(rig_proxy_entry entry, std::span<const std::byte> payload = {},
+                               std::span<std::byte> reply = {});
 
   // Sends the hand-over of value entry.args[0] of proxy entry.device, its
   // payload copied into the payload arena, and returns once it is in the

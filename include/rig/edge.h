@@ -65,12 +65,32 @@ typedef struct rig_edge_words {
   uint32_t count;
 } rig_edge_words_t;
 
+/* A ref of a launch, for a driver whose device patches refs itself
+ * (Facts::launch_refs_by_location in lib/driver.hpp, a proxy of rigd's,
+ * whose memory is handle-only here): the 8 bytes at byte at of the
+ * parameters are to hold the address, for the device's work, of the bytes
+ * bytes at memory (kind RIG_REF_READ, _WRITE, _READ_WRITE or _UNORDERED,
+ * used as access says), or the address of the function whose entry the
+ * driver made as entry (kind RIG_REF_ENTRY, memory and bytes zero).  The
+ * ordered kinds order the launch by the memory's stamps, as in-process. */
+typedef struct rig_edge_ref {
+  rig_edge_location_t memory;
+  uint64_t bytes;
+  uint64_t at;
+  uint32_t kind;   /* a rig_ref_kind_t */
+  uint32_t access; /* a rig_access_t: what the work does with the memory */
+  const void *entry;
+} rig_edge_ref_t;
+
 /* A launch of a function the driver's entry made ready.  params holds the
  * launch's parameter bytes with each ref's address patched in; it lives
  * until the driver's submit returns, so a driver that runs the launch
  * later copies what it keeps.  The grid is groups[0] * groups[1] *
  * groups[2] groups of threads[0] * threads[1] * threads[2] threads, x
- * fastest; every axis is at least 1. */
+ * fastest; every axis is at least 1.  For a device whose refs go by
+ * location (rig_edge_ref_t), params holds zeros where the refs lie, and
+ * refs lists them, in the order of the part's refs; for any other device
+ * refs is NULL and ref_count 0.  refs lives as params does. */
 typedef struct rig_edge_launch {
   const void *entry; /* what the driver's entry made for the function */
   const void *params;
@@ -78,6 +98,8 @@ typedef struct rig_edge_launch {
   uint64_t groups[3];
   uint64_t threads[3];
   uint64_t shared_bytes; /* of memory each group shares */
+  const rig_edge_ref_t *refs;
+  uint32_t ref_count;
 } rig_edge_launch_t;
 
 /* One part of a submission.  queue indexes the device's queues (facts).

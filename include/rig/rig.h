@@ -849,7 +849,9 @@ rig_status_t rig_run_fill(rig_run_t *r, int64_t k, uint8_t value);
  * held exclusive; each on d, or borrowed onto it, but a copy's, which may
  * be memory d reaches; none written through that admits only Read; each
  * copy's two buffers of one length and sharing no byte; no ref naming
- * handle-only memory; and work the driver can run.  RIG_ENOMEM if the
+ * handle-only memory, but on a device that patches refs itself (a proxy of
+ * rigd's, whose service places the memory's address); and work the driver
+ * can run.  RIG_ENOMEM if the
  * queues cannot grow; RIG_ELOST if d is lost before submit returns, its
  * driver fails to take the work, a point of waits is a lost device's that
  * it never reached, or v would pass 2^47 - 1 (which loses d). */

@@ -3,6 +3,7 @@
 
 #include "run_support.h"
 
+
 #include <criterion/criterion.h>
 #include <elf.h>
 #include <inttypes.h>
@@ -325,4 +326,14 @@ rig_buffer_t *read_only(rig_buffer_t *b) {
 void sim_latency(const rig_device_t *d, int64_t us) {
   const rig_sim_inject_t *inj = sim_inject(d);
   inj->set_latency_us(inj->device, us);
+}
+
+rig_device_t *open_sim(const char *name, const char *config) {
+  const char *through = getenv("RIG_RUN_SIM");
+  return open_with(through && *through ? through : name, config);
+}
+
+void skip_through_rigd(const char *why) {
+  const char *through = getenv("RIG_RUN_SIM");
+  if (through && *through) cr_skip_test("does not apply on %s: %s", through, why);
 }

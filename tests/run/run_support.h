@@ -132,6 +132,14 @@ rig_buffer_t *read_only(rig_buffer_t *b);
  * not run right after its submit returned (the sim suite's SLOW). */
 #define SIM_SLOW_US 250000
 
+/* The sim device name, opened with config; or, where RIG_RUN_SIM names a
+ * device (SIM:0@rigd, through the rigd that RIG_SERVICE names), that one
+ * with config, so that the suites' cases run through rigd. */
+rig_device_t *open_sim(const char *name, const char *config);
+/* Skips the calling test where RIG_RUN_SIM is set, saying why the case
+ * does not apply through rigd. */
+void skip_through_rigd(const char *why);
+
 /* Makes every later value's work on the sim device d take at least us
  * microseconds: a test opens a device quick, makes what it needs, then
  * slows it so that work it submits next is surely still queued. */

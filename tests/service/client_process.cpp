@@ -73,6 +73,23 @@ int await_client(pid_t pid, int timeout_s) {
 
 bool ended_cleanly(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
+void run_beside_steady(const std::function<int(int)> &steady, const std::function<int()> &disturbing,
+                       const char *disturbing_checks, const char *steady_checks) {
+  Channel link;
+  pid_t steady_pid = fork_client([&] { return steady(link.ends[1]); }, {link.ends[1]});
+  link.close_end(1);
+  uint64_t ready = 0;
+  cr_assert(receive_value(link.ends[0], ready, client_start_ms), "the steady client started");
+  cr_assert(ended_cleanly(await_client(fork_client(disturbing), client_end_s)), "%s", disturbing_checks);
+  // The steady client runs on past the other one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  cr_assert(!readable(link.ends[0]), "the steady client runs on");
+  cr_assert(send_value(link.ends[0], 0));
+  uint64_t rounds = 0;
+  cr_assert(receive_value(link.ends[0], rounds, client_start_ms) && rounds > 0, "the steady client ran");
+  cr_assert(ended_cleanly(await_client(steady_pid, client_end_s)), "%s", steady_checks);
+}
+
 void run_linked_pair(const std::function<int(int)> &first, const char *first_checks,
                      const std::function<int(int)> &second, const char *second_checks) {
   Channel link;

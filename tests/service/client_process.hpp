@@ -49,6 +49,15 @@ struct Channel {
 void run_linked_pair(const std::function<int(int)> &first, const char *first_checks,
                      const std::function<int(int)> &second, const char *second_checks);
 
+// Runs steady as a client, given its end of a link: it sends a value once
+// it runs, runs until the test sends on the link, then sends how many
+// rounds it ran.  Once it runs, runs disturbing as another client and
+// waits for it, failing the test with disturbing_checks unless it ends
+// cleanly; then fails it with steady_checks unless the steady client ran
+// on through it and after, and ended cleanly.
+void run_beside_steady(const std::function<int(int)> &steady, const std::function<int()> &disturbing,
+                       const char *disturbing_checks, const char *steady_checks);
+
 // Sends v whole; false if the peer is gone.
 bool send_value(int fd, uint64_t v);
 // Reads a whole value within timeout_ms; false at end of file, on an error

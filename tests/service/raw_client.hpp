@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -121,15 +122,18 @@ struct Client {
     return request(e);
   }
 
-  // The bytes served device `served` holds (its rig_allocated in rigd).
-  int64_t allocated(uint32_t served) {
+  // The value of rigd's monitoring request opcode of served device `served`.
+  int64_t monitor(uint16_t opcode, uint32_t served) {
     rig_proxy_entry e{};
-    e.opcode = RIG_PROXY_OP_ALLOCATED;
+    e.opcode = opcode;
     e.device = served;
     rig_proxy_completion c = request(e);
-    cr_assert(c.status == rig_ok, "allocated: %d", c.status);
+    cr_assert(c.status == rig_ok, "monitoring request %u: %d", opcode, c.status);
     return static_cast<int64_t>(c.value);
   }
+
+  // The bytes served device `served` holds (its rig_allocated in rigd).
+  int64_t allocated(uint32_t served) { return monitor(RIG_PROXY_OP_ALLOCATED, served); }
 
   // rigd's allocated bytes of its first two served devices.
   using Allocated = std::pair<int64_t, int64_t>;
@@ -213,6 +217,52 @@ struct Client {
     return c;
   }
 
+  // An image request (protocol.h) on proxy of image id with the payload a
+  // rig_proxy_code then tail; why gets what rigd wrote in the code.
+  rig_proxy_completion code_request(uint16_t opcode, uint32_t proxy, uint64_t id, std::span<const std::byte> tail,
+                                    std::string *why = nullptr) {
+    std::vector<std::byte> bytes(sizeof(rig_proxy_code));
+    bytes.insert(bytes.end(), tail.begin(), tail.end());
+    cr_assert(payload.copy_in(0, bytes));
+    rig_proxy_entry e{};
+    e.opcode = opcode;
+    e.device = proxy;
+    e.args[0] = id;
+    e.payload_bytes = static_cast<uint32_t>(bytes.size());
+    rig_proxy_completion c = request(e);
+    rig_proxy_code code{};
+    cr_assert(payload.copy_out(0, std::as_writable_bytes(std::span(&code, 1))));
+    if (why) *why = std::string(code.why, strnlen(code.why, sizeof code.why));
+    return c;
+  }
+
+  // Loads the image of object on proxy: rigd's answer, value the image's id.
+  rig_proxy_completion load_image(uint32_t proxy, std::span<const std::byte> object, std::string *why = nullptr) {
+    return code_request(RIG_PROXY_OP_IMAGE_LOAD, proxy, 0, object, why);
+  }
+
+  // The id of the function name of image, which must have it.
+  uint64_t resolve(uint32_t proxy, uint64_t image, const std::string &name) {
+    rig_proxy_completion c = code_request(RIG_PROXY_OP_IMAGE_ENTRY, proxy, image, std::as_bytes(std::span(name)));
+    cr_assert(c.status == rig_ok && c.value != 0, "resolve of %s: %d", name.c_str(), c.status);
+    return c.value;
+  }
+
+  rig_proxy_completion unload(uint64_t image) {
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_IMAGE_UNLOAD;
+    e.args[0] = image;
+    return request(e);
+  }
+
+  // The images rigd holds for its clients on served device `served`.
+  int64_t loaded(uint32_t served) { return monitor(RIG_PROXY_OP_LOADED, served); }
+
+  // Whether proxy's word is lost.
+  bool lost(uint64_t proxy) const {
+    return std::atomic_ref<uint32_t>(const_cast<uint32_t &>(word(proxy)->lost)).load() != 0;
+  }
+
   // Served device i's timeline word in the device segment.
   uint64_t served_word(size_t i) const {
     Mapping<const std::byte> devices(connection.device_segment.get(), PROT_READ);
@@ -264,6 +314,33 @@ inline rig_proxy_part word(uint64_t dst, uint64_t offset, uint64_t value) {
   p.dst = dst;
   p.dst_offset = offset;
   return p;
+}
+
+// A launch of function over groups x 1 x 1 groups of threads x 1 x 1
+// threads, with refs (rig_proxy_ref slots) and params: its slots.
+inline std::vector<rig_proxy_part> launch(uint64_t function, uint64_t groups, uint64_t threads,
+                                          const std::vector<rig_proxy_ref> &refs, const std::vector<std::byte> &params) {
+  rig_proxy_launch l{RIG_PROXY_PART_LAUNCH, static_cast<uint32_t>(params.size()), function, {groups, 1, 1},
+                     {threads, 1, 1}, 0, static_cast<uint32_t>(refs.size())};
+  size_t slots = 1 + refs.size() + (params.size() + sizeof(rig_proxy_part) - 1) / sizeof(rig_proxy_part);
+  std::vector<rig_proxy_part> parts(slots);
+  std::memcpy(&parts[0], &l, sizeof l);
+  for (size_t j = 0; j < refs.size(); j++) std::memcpy(&parts[1 + j], &refs[j], sizeof refs[j]);
+  if (!params.empty()) std::memcpy(&parts[1 + refs.size()], params.data(), params.size());
+  return parts;
+}
+
+// A ref of kind (RIG_REF_READ = 1, _WRITE = 2) to the bytes bytes of handle
+// from offset, at byte at of the parameters.
+inline rig_proxy_ref memory_ref(uint32_t kind, uint64_t handle, uint64_t offset, uint64_t bytes, uint64_t at) {
+  rig_proxy_ref r{};
+  r.kind = RIG_PROXY_PART_REF;
+  r.ref_kind = kind;
+  r.handle = handle;
+  r.offset = offset;
+  r.bytes = bytes;
+  r.at = at;
+  return r;
 }
 
 }  // namespace raw

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Starts or stops the rigd that tests share as a CTest fixture: a rigd on a
-# private socket in DIR, serving DEVICES.
-#   rigd_fixture.sh start DIR RIGD DEVICES
+# private socket in DIR, serving DEVICES, with the config file CONFIG if
+# given.
+#   rigd_fixture.sh start DIR RIGD DEVICES [CONFIG]
 #   rigd_fixture.sh stop DIR
 # rigd's output goes to DIR/rigd.log, so that CTest does not wait for it.
 set -eu
@@ -11,10 +12,13 @@ case "$action" in
 start)
   rigd=$3
   devices=$4
+  config=${5:-}
   mkdir -p "$dir"
   if [ -f "$dir/rigd.pid" ]; then kill "$(cat "$dir/rigd.pid")" 2>/dev/null || true; fi
   rm -f "$dir/rigd.sock" "$dir/rigd.pid"
-  "$rigd" --socket "$dir/rigd.sock" --devices "$devices" --foreground </dev/null >"$dir/rigd.log" 2>&1 &
+  set -- --socket "$dir/rigd.sock" --devices "$devices" --foreground
+  if [ -n "$config" ]; then set -- "$@" --config "$config"; fi
+  "$rigd" "$@" </dev/null >"$dir/rigd.log" 2>&1 &
   echo $! >"$dir/rigd.pid"
   for _ in $(seq 100); do
     [ -S "$dir/rigd.sock" ] && exit 0
@@ -40,5 +44,5 @@ stop)
   exit 1
   ;;
 esac
-echo "usage: rigd_fixture.sh start DIR RIGD DEVICES | stop DIR" >&2
+echo "usage: rigd_fixture.sh start DIR RIGD DEVICES [CONFIG] | stop DIR" >&2
 exit 2

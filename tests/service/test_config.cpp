@@ -93,6 +93,9 @@ Test(config, config_lines) {
   cr_assert(config("").cache_limit_bytes == 64 << 20, "64 MiB cached per device by default");
   cr_assert(config("").max_clients_per_user == 256, "256 clients a user by default");
   cr_assert(config("allow_users = root").users == (std::vector<uid_t>{0}), "a user by name");
+  cr_assert(!config("").host_code, "rigd runs no client's host code by default");
+  cr_assert(config("host_code = allow").host_code);
+  cr_assert(!config("host_code = deny").host_code);
 }
 
 Test(config, config_errors_name_their_line) {
@@ -104,6 +107,7 @@ Test(config, config_errors_name_their_line) {
   cr_assert(config_error("cache_limit_bytes = -1").find("cache_limit_bytes is not a byte count: -1") !=
             std::string::npos);
   cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
+  cr_assert(config_error("host_code = yes").find("allow or deny") != std::string::npos);
 }
 
 Test(config, policy_admits_listed_peers_only) {

@@ -66,23 +66,10 @@ Test(isolation, a_fault_in_one_clients_work_loses_its_proxy_alone, .timeout = 12
   RigdProcess rigd = start_rigd({"--devices", "MEM:0,SIM:0"});
   raw::Client observer(rigd.socket);
   raw::Client::Allocated baseline = observer.allocated_of_two();
-  Channel steady_link;
-  pid_t steady =
-      fork_client([&] { return run_steady_client(rigd.socket, steady_link.ends[1]); }, {steady_link.ends[1]});
-  steady_link.close_end(1);
-  uint64_t ready;
-  cr_assert(receive_value(steady_link.ends[0], ready, client_start_ms), "the steady client started");
-
-  pid_t faulting = fork_client([&] { return run_faulting_client(rigd.socket); });
-  cr_assert(ended_cleanly(await_client(faulting, client_end_s)),
-            "the faulting client lost its proxy alone, and a new one ran");
-  // The steady client runs on past the fault.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  cr_assert(!readable(steady_link.ends[0]), "the steady client runs on");
-  cr_assert(send_value(steady_link.ends[0], 0));
-  uint64_t rounds = 0;
-  cr_assert(receive_value(steady_link.ends[0], rounds, client_start_ms) && rounds > 0, "the steady client ran");
-  cr_assert(ended_cleanly(await_client(steady, client_end_s)), "every result of the steady client was right");
+  run_beside_steady([&](int link) { return run_steady_client(rigd.socket, link); },
+                    [&] { return run_faulting_client(rigd.socket); },
+                    "the faulting client lost its proxy alone, and a new one ran",
+                    "every result of the steady client was right");
 
   pid_t next = fork_client([&] {
     connect_service(rigd.socket);

@@ -173,7 +173,10 @@ Test(queue_waits, a_proxy_refuses_words, .timeout = 60) {
   /* PROXY-40, PROXY-41: a proxy's room answers RIG_NEVER for a part other
    * than copies (and fills, rigd's addition), and for words on a proxy other
    * than the machine's host: the submit answers RIG_EINVAL and runs
-   * nothing. */
+   * nothing.  PROXY-40 is of the proxies of other machines
+   * (rig-remote-proxy.txt): rigd's proxies extend it with launches, which
+   * need an image of the device's (test_launches.cpp); a words part is
+   * refused as the rule says. */
   RigdProcess rigd = slow_rigd("MEM:0", "0");
   rig_device_t *d = open_proxy("MEM:0@rigd");
   rig_buffer_t *b = create(d, 64);

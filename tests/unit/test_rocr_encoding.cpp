@@ -461,7 +461,7 @@ rig_edge_part_t launch_part(const void *entry, const void *params, uint64_t byte
   rig_edge_part_t p{};
   p.kind = RIG_PART_LAUNCH;
   p.queue = 0;
-  p.u.launch = {entry, params, bytes, {1, 1, 1}, {64, 1, 1}, 0};
+  p.u.launch = {entry, params, bytes, {1, 1, 1}, {64, 1, 1}, 0, nullptr, 0};
   return p;
 }
 
