@@ -17,7 +17,10 @@ const std::string *dead_reason(const rig_buffer_t *b) {
   Allocation *a = b->alloc;
   if (b->generation < a->generation.load(std::memory_order_acquire)) {
     Guard g(a->mu);
-    return a->deaths[b->generation];
+    for (size_t k = b->generation; k < a->deaths.size(); k++) {
+      const Death &d = *a->deaths[k];
+      if (b->offset >= d.first && b->offset + b->length <= d.end) return &d.why;
+    }
   }
   if (b->borrow) return b->borrow->unborrowed.load(std::memory_order_acquire);
   return nullptr;

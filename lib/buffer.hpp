@@ -19,7 +19,7 @@ struct rig_buffer {
   // A borrow's own state: the reason unborrow ended it, and the claims
   // taken through it or its views (under the allocation's lock).
   std::atomic<const std::string *> unborrowed{nullptr};
-  int claims = 0;
+  rig::ClaimCounts claims;
 };
 
 namespace rig {
@@ -37,6 +37,10 @@ void require_not_exclusive(const rig_buffer_t *b);
 // and ends one.
 void claim_read(rig_buffer_t *b);
 void release_read(rig_buffer_t *b);
+// Takes a hold (Claim.hold) on b's memory, as a prepared submission does
+// (RIG_EINVAL if it is held exclusive), and ends one.
+void take_hold(rig_buffer_t *b);
+void end_hold(rig_buffer_t *b);
 
 // A read claim on a buffer's memory for the life of the object: host
 // access and copies hold one.  Throws RIG_EINVAL if the memory is held

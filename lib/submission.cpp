@@ -281,15 +281,28 @@ rig_status_t rig_submission_make(rig_device_t *d, const rig_part_t *parts, size_
         if (ref.entry) images.insert(ref.entry->image);
     }
     for (rig_image_t *i : images) s->images.push_back(rig_image_ref(i));
+    // A prepared submission holds its fixed memory (Claim.hold), so that
+    // no free or unborrow takes it from under the submission (BUF-73).
     auto hold_fixed = [&](const rig_operand_t &op) {
-      if (op.fixed) s->fixed.push_back(rig_buffer_ref(op.fixed));
+      if (!op.fixed) return;
+      take_hold(op.fixed);
+      s->fixed.push_back(rig_buffer_ref(op.fixed));
     };
-    for (const PartSpec &p : s->parts) {
-      for (const RefSpec &ref : p.refs)
-        if (ref.kind != RIG_REF_ENTRY) hold_fixed(ref.memory);
-      if (p.kind == RIG_COPY) hold_fixed(p.src);
-      if (p.kind == RIG_COPY || p.kind == RIG_FILL) hold_fixed(p.dst);
-      for (const WordSpec &w : p.words) hold_fixed(w.memory);
+    try {
+      for (const PartSpec &p : s->parts) {
+        for (const RefSpec &ref : p.refs)
+          if (ref.kind != RIG_REF_ENTRY) hold_fixed(ref.memory);
+        if (p.kind == RIG_COPY) hold_fixed(p.src);
+        if (p.kind == RIG_COPY || p.kind == RIG_FILL) hold_fixed(p.dst);
+        for (const WordSpec &w : p.words) hold_fixed(w.memory);
+      }
+    } catch (...) {
+      for (rig_buffer_t *b : s->fixed) {
+        end_hold(b);
+        rig_buffer_unref(b);
+      }
+      for (rig_image_t *i : s->images) rig_image_unref(i);
+      throw;
     }
     if (opts) {
       s->keep = opts->keep;
@@ -308,6 +321,8 @@ rig_submission_t *rig_submission_ref(rig_submission_t *s) {
 
 void rig_submission_unref(rig_submission_t *s) {
   if (!s || s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // The program let go of it: its holds end now (RECL-22).
+  for (rig_buffer_t *b : s->fixed) end_hold(b);
   // Its memory, images and keep return once its last work is done; on a
   // lost device, once the device has stopped (STOP-03).
   retire(s->device, s->last_value.load(std::memory_order_acquire), release_submission, s);

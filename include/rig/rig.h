@@ -442,33 +442,45 @@ typedef enum rig_claim {
  * access depends on every device's last write, one on Read_write on every
  * use (Memory after a loss).  Takes no lock. */
 rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access);
-/* Ends a claim rig_buffer_claim took on b.  Takes no lock. */
+/* Ends a claim rig_buffer_claim took on b's memory, and no hold; nothing
+ * where no such claim is held.  Takes no lock. */
 void rig_buffer_release(rig_buffer_t *b);
 
+/* Read claims, holds (rig_claim_hold) and the holds of rig_claim_begin are
+ * counted apart: each call ends only a claim of its own kind, and
+ * rig_buffer_free is false while any of them is held. */
+
 /* Begins a hold of b's memory (the spec's Claim.with_): *exclusive is true
- * iff it is the only claim on the memory, in which case other claims,
- * borrows on other devices and submits of the memory are refused
+ * iff b spans its memory (rig_buffer_spans) and the hold is the only claim
+ * on it, in which case every other claim (rig_buffer_claim, rig_claim_begin,
+ * rig_claim_hold, rig_claim_share, host access, copies, fills), borrows on
+ * other devices, submissions and submits of the memory are refused
  * (RIG_EINVAL) until rig_claim_consume or rig_claim_end.  The hold depends
  * on what a write would (RIG_ELOST where Memory after a loss says).
  * RIG_EINVAL if b is dead or its memory is outside the claims. */
 rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive);
-/* Ends a hold that rig_claim_begin took on b's memory. */
+/* Ends a hold that rig_claim_begin took on b's memory.  RIG_EINVAL if none
+ * is held. */
 rig_status_t rig_claim_end(rig_buffer_t *b);
-/* Under a hold of b's memory, makes every buffer made over the memory
- * until now dead with the reason why, and *out a new buffer over b's
+/* Under a hold of rig_claim_begin of b's memory, makes every buffer made
+ * over b's bytes until now dead with the reason why: every buffer over the
+ * memory where b spans it, else those whose bytes lie inside b's, so the
+ * buffers over the other bytes live on.  *out is a new buffer over b's
  * bytes that admits only Read unless the hold was exclusive.  The memory
- * stays held.  RIG_EINVAL if b is dead or no hold of rig_claim_begin holds
- * the memory. */
+ * stays held, no longer exclusive.  RIG_EINVAL if b is dead or no hold of
+ * rig_claim_begin holds the memory. */
 rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **out);
-/* Holds b's memory as a prepared submission and a submit through a borrow
- * do (the spec's Claim.hold): a claim that takes nothing exclusive and
- * waits for nothing, which keeps rig_buffer_free false and, through a
- * borrow, rig_buffer_unborrow false until rig_claim_unhold.  RIG_EINVAL if
- * b is dead. */
+/* Holds b's memory as a prepared submission (its fixed buffers, until it
+ * is released) and a submit through a borrow do (the spec's Claim.hold):
+ * a claim that takes nothing exclusive and waits for nothing, which keeps
+ * rig_buffer_free false and, through a borrow, rig_buffer_unborrow false
+ * until rig_claim_unhold.  RIG_EINVAL if b is dead or held exclusive. */
 rig_status_t rig_claim_hold(rig_buffer_t *b);
-/* Ends a hold rig_claim_hold took on b. */
+/* Ends a hold rig_claim_hold took on b's memory.  RIG_EINVAL if none is
+ * held. */
 rig_status_t rig_claim_unhold(rig_buffer_t *b);
-/* Takes b's memory out of the claims for good (the spec's Claim.share). */
+/* Takes b's memory out of the claims for good (the spec's Claim.share).
+ * RIG_EINVAL if b is dead or held exclusive. */
 rig_status_t rig_claim_share(rig_buffer_t *b);
 
 /* Tries to return b's memory early.  *freed is false, changing nothing, if
