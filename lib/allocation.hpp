@@ -169,6 +169,11 @@ Mapping *copy_mapping(Allocation *a, rig_device_t *d);
 // of them for budget_device's budget.
 constexpr int kReclaimRounds = 3;
 void reclaim_round(rig_device_t *budget_device, int round);
+// Counts the bytes of code an image loaded on d holds in d's budget,
+// running the rounds of reclamation before RIG_ENOMEM; and returns them
+// at its unload.
+void charge_code(rig_device_t *d, int64_t bytes);
+void uncharge_code(rig_device_t *d, int64_t bytes);
 
 // Moves d's collected memory whose work is done to its cache or driver.
 void move_collected(rig_device_t *d);

@@ -21,17 +21,23 @@ bool image_live(const rig_image_t *i, const rig_device_t *d) {
 
 namespace {
 
+// The driver's unload of code.
+void driver_unload(rig_device_t *d, DriverDevice::Image code) {
+  try {
+    driver_call(d, true, [&] { d->drv->unload(code); });
+  } catch (const std::exception &) {
+    // The call lost the device with its reason; the image is gone anyway.
+  }
+}
+
 // Unloads the image once: the driver's unload, then the record.  Runs
 // once no work runs it (a submission holds a reference until its work is
 // done), and on a lost device only once it has stopped.
 void unload(void *object) {
   auto *i = static_cast<rig_image_t *>(object);
   rig_device_t *d = i->device;
-  try {
-    driver_call(d, true, [&] { d->drv->unload(i->code); });
-  } catch (const std::exception &) {
-    // The call lost the device with its reason; the image is gone anyway.
-  }
+  driver_unload(d, i->code);
+  uncharge_code(d, i->charged);
   d->holdings.fetch_sub(1);
   if (d->is_lost()) maybe_leave_slot(d);
   delete i;
@@ -78,9 +84,19 @@ rig_status_t rig_image_load(rig_device_t *d, const void *bytes, int64_t n, rig_i
     if (d->is_io()) throw_image(d->name + " is an io device: it loads no code");
     auto answer = driver_call(d, true, [&] { return d->drv->image(bytes, static_cast<size_t>(n)); });
     if (auto *why = std::get_if<std::string>(&answer)) throw_image(d->name + " refused the image: " + *why);
+    DriverDevice::Image code = std::get<DriverDevice::Image>(answer);
+    // The code counts in the device's budget while it is loaded (RECL-26).
+    int64_t charged = d->drv->image_bytes(code, static_cast<size_t>(n));
+    try {
+      charge_code(d, charged);
+    } catch (...) {
+      driver_unload(d, code);
+      throw;
+    }
     auto *i = new rig_image();
     i->device = d;
-    i->code = std::get<DriverDevice::Image>(answer);
+    i->code = code;
+    i->charged = charged;
     d->holdings.fetch_add(1);
     // A load is work the device runs: it takes a value (TL-03).
     try {

@@ -18,6 +18,7 @@ struct rig_image {
   std::atomic<int64_t> refs{1};
   rig_device_t *device = nullptr;
   rig::DriverDevice::Image code = nullptr;  // the driver's
+  int64_t charged = 0;                      // its code's bytes in the device's budget
   rig::Mutex mu;                            // functions
   std::map<std::string, std::unique_ptr<rig_function>, std::less<>> functions;
 };

@@ -659,11 +659,16 @@ typedef struct rig_run rig_run_t;
  * undefined symbols from the process's global scope through stubs, memory
  * never writable and executable at once); a CUDA device takes a cubin, a
  * fatbin or PTX.  The image lives while a reference to it, a submission
- * that launches its functions or work that runs them remains.
+ * that launches its functions or work that runs them remains.  Its code
+ * counts in d's budget (rig_allocated) until it is unloaded: the pages
+ * the link mapped on the host and a sim device, the binary's bytes on a
+ * GPU, whose driver reports no size of a loaded module, and on a proxy
+ * (whose service counts the code its own device holds).
  * RIG_EIMAGE, with the reason, if d refuses the bytes, as a memory device
- * refuses all; RIG_EINVAL if d or out is NULL, n < 0, bytes is NULL with
- * n > 0, or the call is made inside a lock; RIG_ELOST if d is lost or a
- * driver error loses it. */
+ * refuses all; RIG_ENOMEM, with the code's bytes, if d's budget has no
+ * room for the code after the rounds of reclamation; RIG_EINVAL if d or
+ * out is NULL, n < 0, bytes is NULL with n > 0, or the call is made inside
+ * a lock; RIG_ELOST if d is lost or a driver error loses it. */
 rig_status_t rig_image_load(rig_device_t *d, const void *bytes, int64_t n,
                             rig_image_t **out);
 /* One more reference to i; returns i. */
