@@ -2,8 +2,9 @@
 #pragma once
 
 #include "allocation.hpp"
+#include "handles.hpp"
 
-struct rig_buffer {
+struct rig_buffer : rig::HandleRecord<rig::HandleType::Buffer> {
   std::atomic<int64_t> refs{1};
   rig::Allocation *alloc = nullptr;
   rig_device_t *device = nullptr;  // the device the buffer is on
@@ -24,7 +25,9 @@ struct rig_buffer {
 
 namespace rig {
 
-// Throws RIG_EINVAL unless b is a live buffer.
+// True iff b is a handle not NULL and not released (handles.hpp).
+inline bool live_handle(const rig_buffer_t *b) { return handle_live(b, HandleType::Buffer); }
+// Throws RIG_EINVAL unless b is a live buffer: not released, not dead.
 void require_buffer(const rig_buffer_t *b, const char *what);
 // The reason b is dead, or nullptr.
 const std::string *dead_reason(const rig_buffer_t *b);

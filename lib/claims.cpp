@@ -76,7 +76,7 @@ ReadClaim::~ReadClaim() { release_read(b_); }
 extern "C" {
 
 rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access) {
-  if (!b || (access != RIG_ACCESS_READ && access != RIG_ACCESS_READ_WRITE)) return RIG_CLAIM_INVALID;
+  if (!live_handle(b) || (access != RIG_ACCESS_READ && access != RIG_ACCESS_READ_WRITE)) return RIG_CLAIM_INVALID;
   if (dead_reason(b)) return RIG_CLAIM_DEAD;
   if (access == RIG_ACCESS_READ_WRITE && access_of(b) == RIG_ACCESS_READ) return RIG_CLAIM_READ_ONLY;
   {
@@ -93,7 +93,7 @@ rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access) {
 }
 
 void rig_buffer_release(rig_buffer_t *b) {
-  if (!b) return;
+  if (!live_handle(b)) return;
   release_read(b);
 }
 
@@ -120,7 +120,7 @@ rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive) {
 
 rig_status_t rig_claim_end(rig_buffer_t *b) {
   RIG_API_CALL({
-    require(b != nullptr, "the buffer is NULL");
+    require_handle(b, "the buffer");
     Guard g(b->alloc->mu);
     require(end_claim(b, ClaimKind::With), "no hold holds the buffer's memory");
     // An exclusive hold was the memory's only claim.
@@ -171,7 +171,7 @@ rig_status_t rig_claim_hold(rig_buffer_t *b) {
 
 rig_status_t rig_claim_unhold(rig_buffer_t *b) {
   RIG_API_CALL({
-    require(b != nullptr, "the buffer is NULL");
+    require_handle(b, "the buffer");
     Guard g(b->alloc->mu);
     require(end_claim(b, ClaimKind::Hold), "no hold of rig_claim_hold holds the buffer's memory");
     return RIG_OK;

@@ -6,12 +6,24 @@
  *    leaves a thread-local message (rig_last_error) and, for RIG_ELOST and
  *    RIG_ENOMEM, the device concerned (rig_error_device) and, for RIG_ENOMEM,
  *    the bytes (rig_error_bytes); for RIG_EIO the errno (rig_error_errno).
- *  - No input, however wrong, crashes the library: NULL handles, dead
- *    buffers, out-of-range offsets and overflowing sizes answer RIG_EINVAL.
- *  - Handles (rig_buffer_t, rig_export_t) are owned by the caller, who
- *    releases each once (rig_buffer_unref, rig_export_unref).  Devices are
- *    records that live for the rest of the process: a rig_device_t pointer is
- *    never released and never dangles.
+ *  - No input, however wrong, crashes the library: NULL handles, released
+ *    handles, dead buffers, out-of-range offsets and overflowing sizes
+ *    answer RIG_EINVAL.
+ *  - Handles (rig_buffer_t, rig_export_t, rig_image_t, rig_submission_t)
+ *    are owned by the caller, who releases each once (rig_buffer_unref,
+ *    rig_export_unref, rig_image_unref, rig_submission_unref); a
+ *    rig_function_t lives as long as its image, a rig_run_t as long as its
+ *    submission.  A handle used after its release (its last unref, or its
+ *    image's or submission's) is checked: a call that answers a status
+ *    answers RIG_EINVAL, "the buffer was released" (naming what it was
+ *    given), rig_buffer_claim RIG_CLAIM_INVALID, rig_buffer_dead
+ *    "released", and every other call answers as for NULL (a ref gives
+ *    NULL, an unref does nothing).  This holds until 16384 more handles of
+ *    its type have been released after it; from then on its memory may
+ *    hold a new handle of that type, which the old pointer then names.
+ *    Devices and machines are records that live for the rest of the
+ *    process: their pointers are never released and never dangle, and a
+ *    closed device answers RIG_ELOST.
  *  - Sizes, offsets and lengths are int64_t so that a negative value is
  *    refused as the specification states instead of wrapping.
  *  - Every call is thread-safe.  A call that may take a lock, made while the
@@ -323,7 +335,8 @@ rig_status_t rig_buffer_view(rig_buffer_t *b, int64_t first, int64_t length,
 rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b,
                                rig_buffer_t **out);
 
-/* Adds a reference to b; returns b.  Takes no lock. */
+/* Adds a reference to b; returns b, or NULL for a released b.  Takes no
+ * lock. */
 rig_buffer_t *rig_buffer_ref(rig_buffer_t *b);
 /* Releases the caller's reference to b.  Once no buffer, borrow, view or
  * exported array over an allocation remains, the allocation is collected:
@@ -346,7 +359,8 @@ bool rig_buffer_is_borrowed(const rig_buffer_t *b);
 bool rig_buffer_spans(const rig_buffer_t *b);
 /* The access b admits, which its views and borrows admit too. */
 rig_access_t rig_buffer_access(const rig_buffer_t *b);
-/* The reason b is dead, or NULL while it is live. */
+/* The reason b is dead, "released" for a released handle, or NULL while
+ * it is live. */
 const char *rig_buffer_dead(const rig_buffer_t *b);
 /* The host address of b's first byte where the host addresses b's memory
  * (host memory, a borrow on the host, a memory device's memory), else
