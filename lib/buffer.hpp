@@ -36,14 +36,16 @@ rig_access_t access_of(const rig_buffer_t *b);
 // Throws RIG_EINVAL while a hold takes b's memory exclusive.
 void require_not_exclusive(const rig_buffer_t *b);
 
-// Takes a read claim on b's memory (RIG_EINVAL if it is held exclusive),
-// and ends one.
-void claim_read(rig_buffer_t *b);
-void release_read(rig_buffer_t *b);
-// Takes a hold (Claim.hold) on b's memory, as a prepared submission does
-// (RIG_EINVAL if it is held exclusive), and ends one.
-void take_hold(rig_buffer_t *b);
-void end_hold(rig_buffer_t *b);
+// Takes a claim of kind k on b's memory (RIG_EINVAL if it is held
+// exclusive), and ends one where one is held.
+void take_claim(rig_buffer_t *b, ClaimKind k);
+void drop_claim(rig_buffer_t *b, ClaimKind k);
+// A read claim, as host access, copies and submits take.
+inline void claim_read(rig_buffer_t *b) { take_claim(b, ClaimKind::Read); }
+inline void release_read(rig_buffer_t *b) { drop_claim(b, ClaimKind::Read); }
+// A hold (Claim.hold), as a prepared submission takes on its fixed memory.
+inline void take_hold(rig_buffer_t *b) { take_claim(b, ClaimKind::Hold); }
+inline void end_hold(rig_buffer_t *b) { drop_claim(b, ClaimKind::Hold); }
 
 // A read claim on a buffer's memory for the life of the object: host
 // access and copies hold one.  Throws RIG_EINVAL if the memory is held

@@ -45,26 +45,15 @@ void require_not_exclusive(const rig_buffer_t *b) {
   refuse_exclusive(b->alloc);
 }
 
-void claim_read(rig_buffer_t *b) {
+void take_claim(rig_buffer_t *b, ClaimKind k) {
   Guard g(b->alloc->mu);
   refuse_exclusive(b->alloc);
-  add_claim(b, ClaimKind::Read);
+  add_claim(b, k);
 }
 
-void release_read(rig_buffer_t *b) {
+void drop_claim(rig_buffer_t *b, ClaimKind k) {
   Guard g(b->alloc->mu);
-  end_claim(b, ClaimKind::Read);
-}
-
-void take_hold(rig_buffer_t *b) {
-  Guard g(b->alloc->mu);
-  refuse_exclusive(b->alloc);
-  add_claim(b, ClaimKind::Hold);
-}
-
-void end_hold(rig_buffer_t *b) {
-  Guard g(b->alloc->mu);
-  end_claim(b, ClaimKind::Hold);
+  end_claim(b, k);
 }
 
 ReadClaim::ReadClaim(rig_buffer_t *b) : b_(b) { claim_read(b); }

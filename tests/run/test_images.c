@@ -178,18 +178,26 @@ Test(images, loads_refuse_bad_arguments_and_lost_devices) {
 
 /* ---- Loaded code counts in its device's budget (RECL-26) --------------- */
 
+/* The bytes o's image holds in the sim's budget while loaded, which return
+ * at its unload (RECL-46): the pages the sim's link mapped on the host. */
+static int64_t code_bytes(rig_device_t *sim, const object_t *o) {
+  int64_t start = rig_allocated(sim);
+  rig_image_t *image = load_image(sim, o);
+  int64_t code = rig_allocated(sim) - start;
+  cr_assert_gt(code, 0, "RECL-46: the loaded image counts in allocated");
+  cr_assert_eq(code % 4096, 0, "the image's mapping is whole pages, not %lld bytes", (long long)code);
+  rig_image_unref(image);
+  cr_assert_eq(rig_allocated(sim), start, "the unloaded image's bytes returned");
+  return code;
+}
+
 Test(images, loaded_code_counts_in_the_budget_until_unloaded) {
   /* RECL-26 RECL-46 */
   rig_device_t *sim = open_with("SIM:34", "latency_us=0");
   object_t o = host_object(LINK_KERNEL("add"));
   int64_t start = rig_allocated(sim);
-  rig_image_t *image = load_image(sim, &o);
-  int64_t code = rig_allocated(sim) - start;
-  /* The sim links the object on the host: it counts the pages it mapped. */
-  cr_assert_gt(code, 0, "RECL-46: the loaded image counts in allocated");
-  cr_assert_eq(code % 4096, 0, "the image's mapping is whole pages, not %lld bytes", (long long)code);
-  rig_image_unref(image);
-  cr_assert_eq(rig_allocated(sim), start, "the unloaded image's bytes returned");
+  int64_t code = code_bytes(sim, &o);
+  rig_image_t *image = NULL;
 
   /* A budget without room for the code refuses the load. */
   CHECK_OK(rig_set_budget(sim, start + code - 1));
@@ -211,9 +219,7 @@ Test(images, a_load_reclaims_cached_memory_for_its_code) {
   rig_device_t *sim = open_with("SIM:35", "latency_us=0");
   object_t o = host_object(LINK_KERNEL("add"));
   int64_t start = rig_allocated(sim);
-  rig_image_t *image = load_image(sim, &o);
-  int64_t code = rig_allocated(sim) - start;
-  rig_image_unref(image);
+  int64_t code = code_bytes(sim, &o);
   /* Collected memory of the code's size waits in the cache, and the budget
    * has room for it alone: the load's rounds of reclamation free it. */
   rig_buffer_t *b = create(sim, code);
@@ -222,7 +228,7 @@ Test(images, a_load_reclaims_cached_memory_for_its_code) {
   int64_t cached = rig_allocated(sim);
   cr_assert_eq(cached, start + code, "the collected buffer waits in the cache");
   CHECK_OK(rig_set_budget(sim, cached));
-  image = load_image(sim, &o);
+  rig_image_t *image = load_image(sim, &o);
   cr_assert_eq(rig_allocated(sim), start + code, "the cache made room for the code");
   rig_image_unref(image);
 
