@@ -194,6 +194,15 @@ bool stamps_reached(Allocation *a, bool write) {
 
 namespace {
 
+// Counts charged bytes in budget_device's budget, or answers false,
+// counting nothing, where the budget has no room for them.
+bool take_budget(rig_device_t *budget_device, int64_t charged) {
+  int64_t before = budget_device->allocated.fetch_add(charged);
+  if (before + charged <= budget_device->budget.load()) return true;
+  budget_device->allocated.fetch_sub(charged);
+  return false;
+}
+
 // One try of the driver, or of the cache, for n bytes of m.
 Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n, Memory m) {
   int64_t charged = charge_of(d, n);
@@ -224,11 +233,7 @@ Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n
     delete reuse;
     return a;
   }
-  int64_t before = budget_device->allocated.fetch_add(charged);
-  if (before + charged > budget_device->budget.load()) {
-    budget_device->allocated.fetch_sub(charged);
-    return nullptr;
-  }
+  if (!take_budget(budget_device, charged)) return nullptr;
   Region r = nullptr;
   try {
     r = driver_call(d, true, [&] { return d->drv->alloc(m, whole_words(n)); });
@@ -295,6 +300,22 @@ void reclaim_round(rig_device_t *budget_device, int round) {
     }
   }
   free_cache_charged_to(budget_device);
+}
+
+void charge_code(rig_device_t *d, int64_t bytes) {
+  if (bytes <= 0 || take_budget(d, bytes)) return;
+  for (int round = 0; round < kReclaimRounds; round++) {
+    reclaim_round(d, round);
+    require_live(d);
+    if (take_budget(d, bytes)) return;
+  }
+  throw_no_memory(d, bytes,
+                  "of code: its budget is " + std::to_string(d->budget.load()) + " bytes, of which it holds " +
+                      std::to_string(d->allocated.load()));
+}
+
+void uncharge_code(rig_device_t *d, int64_t bytes) {
+  if (bytes > 0) d->allocated.fetch_sub(bytes);
 }
 
 Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {

@@ -26,6 +26,27 @@ struct Mapping {
   bool kept = false;          // made or kept for copies: lasts until the memory returns
 };
 
+// The kinds of claim on memory (rig.txt, Claims), counted apart: read
+// claims (rig_buffer_claim, host access, copies, submits), holds
+// (Claim.hold: rig_claim_hold, prepared submissions) and the holds of
+// Claim.with_ (rig_claim_begin), one of which may take the memory
+// exclusive.
+enum class ClaimKind { Read = 0, Hold = 1, With = 2 };
+
+struct ClaimCounts {
+  int counts[3] = {};
+  int &operator[](ClaimKind k) { return counts[static_cast<int>(k)]; }
+  bool any() const { return counts[0] > 0 || counts[1] > 0 || counts[2] > 0; }
+};
+
+// A consume: the buffers made before it that lie inside the bytes
+// [first, end) of the memory are dead with why.
+struct Death {
+  std::string why;
+  int64_t first;
+  int64_t end;
+};
+
 // A point a use of memory must follow.
 struct Dependency {
   rig_device_t *device;
@@ -77,22 +98,18 @@ struct Allocation {
   std::vector<Dependency> unordered;
   std::vector<std::unique_ptr<Mapping>> mappings;
 
-  // Claims (rig.txt, Claims): read claims, holds of Claim.with_, and
-  // whether such a hold took the memory exclusive.
-  int readers = 0;
-  int holders = 0;
+  // Claims (rig.txt, Claims), and whether a hold of Claim.with_ took the
+  // memory exclusive.
+  ClaimCounts claims;
   bool exclusive = false;
-  // Consumption: buffers made before generation g's consume are dead with
-  // deaths[g] as the reason.
+  // Consumption: a buffer made before generation g's consume is dead with
+  // deaths[g]'s reason where it lies inside deaths[g]'s bytes.
   std::atomic<uint32_t> generation{0};
-  std::vector<const std::string *> deaths;
+  std::vector<std::unique_ptr<const Death>> deaths;
 
   Allocation() = default;
   Allocation(const Allocation &) = delete;
   Allocation &operator=(const Allocation &) = delete;
-  ~Allocation() {
-    for (const std::string *why : deaths) delete why;
-  }
 };
 
 // The points a use must follow: a read follows every device's last write,
@@ -152,6 +169,11 @@ Mapping *copy_mapping(Allocation *a, rig_device_t *d);
 // of them for budget_device's budget.
 constexpr int kReclaimRounds = 3;
 void reclaim_round(rig_device_t *budget_device, int round);
+// Counts the bytes of code an image loaded on d holds in d's budget,
+// running the rounds of reclamation before RIG_ENOMEM; and returns them
+// at its unload.
+void charge_code(rig_device_t *d, int64_t bytes);
+void uncharge_code(rig_device_t *d, int64_t bytes);
 
 // Moves d's collected memory whose work is done to its cache or driver.
 void move_collected(rig_device_t *d);

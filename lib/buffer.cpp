@@ -9,7 +9,7 @@ using namespace rig;
 namespace rig {
 
 void require_buffer(const rig_buffer_t *b, const char *what) {
-  if (!b) throw_invalid(std::string(what) + " is NULL");
+  require_handle(b, what);
   if (const std::string *why = dead_reason(b)) throw_invalid(std::string(what) + " is dead: " + *why);
 }
 
@@ -17,7 +17,10 @@ const std::string *dead_reason(const rig_buffer_t *b) {
   Allocation *a = b->alloc;
   if (b->generation < a->generation.load(std::memory_order_acquire)) {
     Guard g(a->mu);
-    return a->deaths[b->generation];
+    for (size_t k = b->generation; k < a->deaths.size(); k++) {
+      const Death &d = *a->deaths[k];
+      if (b->offset >= d.first && b->offset + b->length <= d.end) return &d.why;
+    }
   }
   if (b->borrow) return b->borrow->unborrowed.load(std::memory_order_acquire);
   return nullptr;
@@ -193,12 +196,13 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
 }
 
 rig_buffer_t *rig_buffer_ref(rig_buffer_t *b) {
-  if (b) b->refs.fetch_add(1, std::memory_order_relaxed);
+  if (!live_handle(b)) return nullptr;
+  b->refs.fetch_add(1, std::memory_order_relaxed);
   return b;
 }
 
 void rig_buffer_unref(rig_buffer_t *b) {
-  if (!b || b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!live_handle(b) || b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   try {
     release_buffer(b);
   } catch (...) {
@@ -207,23 +211,27 @@ void rig_buffer_unref(rig_buffer_t *b) {
   }
 }
 
-rig_device_t *rig_buffer_device(const rig_buffer_t *b) { return b ? b->device : nullptr; }
-int64_t rig_buffer_bytes(const rig_buffer_t *b) { return b ? b->length : 0; }
-bool rig_buffer_is_borrowed(const rig_buffer_t *b) { return b && b->borrowed; }
+// Properties answer for a released buffer as for NULL, but dead.
+rig_device_t *rig_buffer_device(const rig_buffer_t *b) { return live_handle(b) ? b->device : nullptr; }
+int64_t rig_buffer_bytes(const rig_buffer_t *b) { return live_handle(b) ? b->length : 0; }
+bool rig_buffer_is_borrowed(const rig_buffer_t *b) { return live_handle(b) && b->borrowed; }
 bool rig_buffer_spans(const rig_buffer_t *b) {
-  return b && b->offset == 0 && b->length == b->alloc->bytes;
+  return live_handle(b) && b->offset == 0 && b->length == b->alloc->bytes;
 }
-rig_access_t rig_buffer_access(const rig_buffer_t *b) { return b ? access_of(b) : RIG_ACCESS_READ; }
+rig_access_t rig_buffer_access(const rig_buffer_t *b) { return live_handle(b) ? access_of(b) : RIG_ACCESS_READ; }
 const char *rig_buffer_dead(const rig_buffer_t *b) {
-  const std::string *why = b ? dead_reason(b) : nullptr;
+  if (!b) return nullptr;
+  if (!live_handle(b)) return "released";
+  const std::string *why = dead_reason(b);
   return why ? why->c_str() : nullptr;
 }
 const char *rig_buffer_why(const rig_buffer_t *b) { return rig_buffer_dead(b); }
-void *rig_buffer_host(const rig_buffer_t *b) { return b ? host_address(b) : nullptr; }
+void *rig_buffer_host(const rig_buffer_t *b) { return live_handle(b) ? host_address(b) : nullptr; }
 
 void rig_buffer_span(const rig_buffer_t *b, int64_t *offset, int64_t *allocation_bytes) {
-  if (offset) *offset = b ? b->offset : 0;
-  if (allocation_bytes) *allocation_bytes = b ? b->alloc->bytes : 0;
+  bool live = live_handle(b);
+  if (offset) *offset = live ? b->offset : 0;
+  if (allocation_bytes) *allocation_bytes = live ? b->alloc->bytes : 0;
 }
 
 rig_status_t rig_buffer_aligned(const rig_buffer_t *b, int64_t at, int64_t n, bool *out) {
@@ -266,7 +274,7 @@ rig_status_t rig_buffer_handle(const rig_buffer_t *b, uint64_t *handle, int64_t 
 }
 
 bool rig_buffer_overlaps(const rig_buffer_t *a, const rig_buffer_t *b) {
-  if (!a || !b || a->alloc != b->alloc || a->length == 0 || b->length == 0) return false;
+  if (!live_handle(a) || !live_handle(b) || a->alloc != b->alloc || a->length == 0 || b->length == 0) return false;
   // Words count from byte 0 of the allocation, or of the address space for
   // host memory, whose allocations start on a word.
   uintptr_t base = reinterpret_cast<uintptr_t>(a->alloc->host);
@@ -276,7 +284,7 @@ bool rig_buffer_overlaps(const rig_buffer_t *a, const rig_buffer_t *b) {
 }
 
 bool rig_buffer_share_byte(const rig_buffer_t *a, const rig_buffer_t *b) {
-  if (!a || !b || a->alloc != b->alloc || a->length == 0 || b->length == 0) return false;
+  if (!live_handle(a) || !live_handle(b) || a->alloc != b->alloc || a->length == 0 || b->length == 0) return false;
   return a->offset < b->offset + b->length && b->offset < a->offset + a->length;
 }
 

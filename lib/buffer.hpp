@@ -2,8 +2,9 @@
 #pragma once
 
 #include "allocation.hpp"
+#include "handles.hpp"
 
-struct rig_buffer {
+struct rig_buffer : rig::HandleRecord<rig::HandleType::Buffer> {
   std::atomic<int64_t> refs{1};
   rig::Allocation *alloc = nullptr;
   rig_device_t *device = nullptr;  // the device the buffer is on
@@ -19,12 +20,14 @@ struct rig_buffer {
   // A borrow's own state: the reason unborrow ended it, and the claims
   // taken through it or its views (under the allocation's lock).
   std::atomic<const std::string *> unborrowed{nullptr};
-  int claims = 0;
+  rig::ClaimCounts claims;
 };
 
 namespace rig {
 
-// Throws RIG_EINVAL unless b is a live buffer.
+// True iff b is a handle not NULL and not released (handles.hpp).
+inline bool live_handle(const rig_buffer_t *b) { return handle_live(b, HandleType::Buffer); }
+// Throws RIG_EINVAL unless b is a live buffer: not released, not dead.
 void require_buffer(const rig_buffer_t *b, const char *what);
 // The reason b is dead, or nullptr.
 const std::string *dead_reason(const rig_buffer_t *b);
@@ -33,10 +36,16 @@ rig_access_t access_of(const rig_buffer_t *b);
 // Throws RIG_EINVAL while a hold takes b's memory exclusive.
 void require_not_exclusive(const rig_buffer_t *b);
 
-// Takes a read claim on b's memory (RIG_EINVAL if it is held exclusive),
-// and ends one.
-void claim_read(rig_buffer_t *b);
-void release_read(rig_buffer_t *b);
+// Takes a claim of kind k on b's memory (RIG_EINVAL if it is held
+// exclusive), and ends one where one is held.
+void take_claim(rig_buffer_t *b, ClaimKind k);
+void drop_claim(rig_buffer_t *b, ClaimKind k);
+// A read claim, as host access, copies and submits take.
+inline void claim_read(rig_buffer_t *b) { take_claim(b, ClaimKind::Read); }
+inline void release_read(rig_buffer_t *b) { drop_claim(b, ClaimKind::Read); }
+// A hold (Claim.hold), as a prepared submission takes on its fixed memory.
+inline void take_hold(rig_buffer_t *b) { take_claim(b, ClaimKind::Hold); }
+inline void end_hold(rig_buffer_t *b) { drop_claim(b, ClaimKind::Hold); }
 
 // A read claim on a buffer's memory for the life of the object: host
 // access and copies hold one.  Throws RIG_EINVAL if the memory is held

@@ -6,17 +6,33 @@ using namespace rig;
 
 namespace {
 
-// Counts a claim (+1) or its end (-1) on b's memory and on the borrow it
-// goes through.  With the allocation's lock held.
-void count_claim(rig_buffer_t *b, int delta) {
-  b->alloc->readers += delta;
-  if (b->borrow) b->borrow->claims += delta;
+// Counts a claim of kind k on b's memory and on the borrow it goes
+// through.  With the allocation's lock held.
+void add_claim(rig_buffer_t *b, ClaimKind k) {
+  b->alloc->claims[k]++;
+  if (b->borrow) b->borrow->claims[k]++;
 }
 
-// Makes every buffer over a's memory made until now dead with why.
-void consume(Allocation *a, const char *why, const char *fallback) {
-  auto *reason = new std::string(why ? why : fallback);
-  a->deaths.push_back(reason);
+// Ends a claim of kind k on b's memory: false where none is held.  With
+// the allocation's lock held.
+bool end_claim(rig_buffer_t *b, ClaimKind k) {
+  int &held = b->alloc->claims[k];
+  if (held == 0) return false;
+  held--;
+  if (b->borrow && b->borrow->claims[k] > 0) b->borrow->claims[k]--;
+  return true;
+}
+
+void refuse_exclusive(const Allocation *a) {
+  if (a->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
+}
+
+// Makes every buffer over b's bytes made until now dead with why: all of
+// the memory's buffers where b spans it, and only those inside b's bytes
+// where it does not.  With the allocation's lock held.
+void consume(rig_buffer_t *b, const char *why, const char *fallback) {
+  Allocation *a = b->alloc;
+  a->deaths.push_back(std::make_unique<const Death>(Death{why ? why : fallback, b->offset, b->offset + b->length}));
   a->generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -26,18 +42,18 @@ namespace rig {
 
 void require_not_exclusive(const rig_buffer_t *b) {
   Guard g(b->alloc->mu);
-  if (b->alloc->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
+  refuse_exclusive(b->alloc);
 }
 
-void claim_read(rig_buffer_t *b) {
+void take_claim(rig_buffer_t *b, ClaimKind k) {
   Guard g(b->alloc->mu);
-  if (b->alloc->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
-  count_claim(b, +1);
+  refuse_exclusive(b->alloc);
+  add_claim(b, k);
 }
 
-void release_read(rig_buffer_t *b) {
+void drop_claim(rig_buffer_t *b, ClaimKind k) {
   Guard g(b->alloc->mu);
-  count_claim(b, -1);
+  end_claim(b, k);
 }
 
 ReadClaim::ReadClaim(rig_buffer_t *b) : b_(b) { claim_read(b); }
@@ -49,13 +65,13 @@ ReadClaim::~ReadClaim() { release_read(b_); }
 extern "C" {
 
 rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access) {
-  if (!b || (access != RIG_ACCESS_READ && access != RIG_ACCESS_READ_WRITE)) return RIG_CLAIM_INVALID;
+  if (!live_handle(b) || (access != RIG_ACCESS_READ && access != RIG_ACCESS_READ_WRITE)) return RIG_CLAIM_INVALID;
   if (dead_reason(b)) return RIG_CLAIM_DEAD;
   if (access == RIG_ACCESS_READ_WRITE && access_of(b) == RIG_ACCESS_READ) return RIG_CLAIM_READ_ONLY;
   {
     Guard g(b->alloc->mu);
     if (b->alloc->exclusive) return RIG_CLAIM_EXCLUSIVE;
-    count_claim(b, +1);
+    add_claim(b, ClaimKind::Read);
   }
   try {
     return stamps_reached(b->alloc, access == RIG_ACCESS_READ_WRITE) ? RIG_CLAIMED : RIG_CLAIM_WAIT;
@@ -66,9 +82,8 @@ rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access) {
 }
 
 void rig_buffer_release(rig_buffer_t *b) {
-  if (!b) return;
-  Guard g(b->alloc->mu);
-  if (b->alloc->readers > 0) count_claim(b, -1);
+  if (!live_handle(b)) return;
+  release_read(b);
 }
 
 rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive) {
@@ -83,10 +98,10 @@ rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive) {
     std::vector<Dependency> deps;
     dependencies(a, true, nullptr, deps);
     Guard g(a->mu);
-    if (a->exclusive) throw_invalid("a hold takes the buffer's memory exclusive");
-    *exclusive = a->readers == 0 && a->holders == 0;
-    a->holders++;
-    if (b->borrow) b->borrow->claims++;
+    refuse_exclusive(a);
+    // Only a hold of all of the memory, by its only claim, is exclusive.
+    *exclusive = rig_buffer_spans(b) && !a->claims.any();
+    add_claim(b, ClaimKind::With);
     a->exclusive = *exclusive;
     return RIG_OK;
   });
@@ -94,13 +109,11 @@ rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive) {
 
 rig_status_t rig_claim_end(rig_buffer_t *b) {
   RIG_API_CALL({
-    require(b != nullptr, "the buffer is NULL");
-    Allocation *a = b->alloc;
-    Guard g(a->mu);
-    require(a->holders > 0, "no hold holds the buffer's memory");
-    a->holders--;
-    if (b->borrow && b->borrow->claims > 0) b->borrow->claims--;
-    if (a->holders == 0) a->exclusive = false;
+    require_handle(b, "the buffer");
+    Guard g(b->alloc->mu);
+    require(end_claim(b, ClaimKind::With), "no hold holds the buffer's memory");
+    // An exclusive hold was the memory's only claim.
+    b->alloc->exclusive = false;
     return RIG_OK;
   });
 }
@@ -114,11 +127,11 @@ rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **
     auto *fresh = new rig_buffer();
     {
       Guard g(a->mu);
-      if (a->holders == 0) {
+      if (a->claims[ClaimKind::With] == 0) {
         delete fresh;
         throw_invalid("no hold holds the buffer's memory");
       }
-      consume(a, why, "consumed");
+      consume(b, why, "consumed");
       // The result admits only Read unless the hold was exclusive; the
       // memory stays held, no longer exclusive.
       fresh->read_only = !a->exclusive || b->read_only;
@@ -140,18 +153,16 @@ rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **
 rig_status_t rig_claim_hold(rig_buffer_t *b) {
   RIG_API_CALL({
     require_buffer(b, "the buffer");
-    Guard g(b->alloc->mu);
-    count_claim(b, +1);
+    take_hold(b);
     return RIG_OK;
   });
 }
 
 rig_status_t rig_claim_unhold(rig_buffer_t *b) {
   RIG_API_CALL({
-    require(b != nullptr, "the buffer is NULL");
+    require_handle(b, "the buffer");
     Guard g(b->alloc->mu);
-    require(b->alloc->readers > 0, "no hold holds the buffer's memory");
-    count_claim(b, -1);
+    require(end_claim(b, ClaimKind::Hold), "no hold of rig_claim_hold holds the buffer's memory");
     return RIG_OK;
   });
 }
@@ -159,6 +170,8 @@ rig_status_t rig_claim_unhold(rig_buffer_t *b) {
 rig_status_t rig_claim_share(rig_buffer_t *b) {
   RIG_API_CALL({
     require_buffer(b, "the buffer");
+    Guard g(b->alloc->mu);
+    refuse_exclusive(b->alloc);
     b->alloc->outside_claims.store(true);
     return RIG_OK;
   });
@@ -174,8 +187,8 @@ rig_status_t rig_buffer_free(rig_buffer_t *b, const char *why, bool *freed) {
     if (!rig_buffer_spans(b) || a->outside_claims.load()) return RIG_OK;
     {
       Guard g(a->mu);
-      if (a->readers > 0 || a->holders > 0) return RIG_OK;
-      consume(a, why, "freed");
+      if (a->claims.any()) return RIG_OK;
+      consume(b, why, "freed");
     }
     collect_early(a);
     *freed = true;
@@ -195,7 +208,7 @@ rig_status_t rig_buffer_unborrow(rig_buffer_t *b, const char *why, bool *ended) 
     Mapping *m;
     {
       Guard g(b->alloc->mu);
-      if (root->claims > 0) return RIG_OK;
+      if (root->claims.any()) return RIG_OK;
       if (root->unborrowed.load()) throw_invalid("the borrow has ended");
       root->unborrowed.store(new std::string(why ? why : "unborrowed"), std::memory_order_release);
       m = root->mapping;

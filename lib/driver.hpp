@@ -153,6 +153,13 @@ class DriverDevice {
   virtual std::variant<Image, std::string> image(const void *, size_t) {
     return std::string("the device loads no code");
   }
+  // The bytes of device memory image holds while loaded, which count in
+  // the device's budget until its unload (RECL-26); binary_bytes is the
+  // size of the binary image() took.  Must not block or fault.  By
+  // default the binary's size: CUDA and ROCr report no size of a loaded
+  // module (cuModuleGetLoadingMode is none), and a proxy's images count
+  // in the budget of the service's device, which loads them.
+  virtual int64_t image_bytes(Image, size_t binary_bytes) { return static_cast<int64_t>(binary_bytes); }
   virtual void prepare(Image, const std::string &) {}
   virtual EntryAnswer entry(Image, const std::string &) { return Absent{}; }
   virtual void unload(Image) {}

@@ -26,8 +26,9 @@ void throw_lost(rig_device_t *d) {
   throw e;
 }
 
-void throw_no_memory(rig_device_t *d, int64_t bytes) {
-  Error e(RIG_ENOMEM, d->name + ": out of memory for " + std::to_string(bytes) + " bytes");
+void throw_no_memory(rig_device_t *d, int64_t bytes, const std::string &detail) {
+  Error e(RIG_ENOMEM, d->name + ": out of memory for " + std::to_string(bytes) + " bytes" +
+                          (detail.empty() ? "" : " " + detail));
   e.device = d;
   e.bytes = bytes;
   throw e;

@@ -24,7 +24,7 @@ struct Error : std::exception {
 
 [[noreturn]] void throw_invalid(const std::string &why);
 [[noreturn]] void throw_lost(rig_device_t *d);
-[[noreturn]] void throw_no_memory(rig_device_t *d, int64_t bytes);
+[[noreturn]] void throw_no_memory(rig_device_t *d, int64_t bytes, const std::string &detail = "");
 [[noreturn]] void throw_open(const std::string &why);
 [[noreturn]] void throw_image(const std::string &why);
 [[noreturn]] void throw_interrupted();

@@ -82,11 +82,17 @@ rig_status_t access(rig_buffer_t *b, int64_t elem_size, rig_access_fn f, void *c
 
 }  // namespace
 
-struct rig_export {
+struct rig_export : HandleRecord<HandleType::Export> {
   Allocation *alloc;
   void *bytes;
   int64_t length;
 };
+
+namespace {
+
+bool live_handle(const rig_export_t *e) { return handle_live(e, HandleType::Export); }
+
+}  // namespace
 
 extern "C" {
 
@@ -141,7 +147,7 @@ rig_status_t rig_buffer_export(rig_buffer_t *b, int64_t elem_size, rig_export_t 
       ReadClaim claim(b);
       wait_for(b, true);
     }
-    auto *e = new rig_export{b->alloc, p, b->length};
+    auto *e = new rig_export{{}, b->alloc, p, b->length};
     ref(b->alloc);
     b->alloc->outside_claims = true;
     *out = e;
@@ -150,12 +156,13 @@ rig_status_t rig_buffer_export(rig_buffer_t *b, int64_t elem_size, rig_export_t 
 }
 
 void *rig_export_bytes(const rig_export_t *e, int64_t *n) {
-  if (n) *n = e ? e->length : 0;
-  return e ? e->bytes : nullptr;
+  bool live = live_handle(e);
+  if (n) *n = live ? e->length : 0;
+  return live ? e->bytes : nullptr;
 }
 
 void rig_export_unref(rig_export_t *e) {
-  if (!e) return;
+  if (!live_handle(e)) return;
   unref(e->alloc);
   delete e;
 }

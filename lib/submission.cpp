@@ -119,7 +119,7 @@ int raw(const E &field) {
 // The launch part's spec, checked.
 void check_launch(rig_device_t *d, const rig_part_t &p, PartSpec &spec, Slots &slots, const std::string &what) {
   const auto &l = p.u.launch;
-  require(l.function != nullptr, "a launch's function is NULL");
+  require_handle(l.function, what + "'s function");
   if (!image_live(l.function->image, d))
     throw_invalid(what + "'s function " + l.function->name + " is of an image not live on " + d->name);
   require(l.params >= 0, "a launch's parameter bytes are negative");
@@ -135,7 +135,7 @@ void check_launch(rig_device_t *d, const rig_part_t &p, PartSpec &spec, Slots &s
       throw_invalid(ref_what + " does not lie inside the launch's parameters");
     RefSpec rs{ref.kind, ref.memory, ref.at, false, nullptr};
     if (ref.kind == RIG_REF_ENTRY) {
-      require(ref.entry != nullptr, "an entry ref's function is NULL");
+      require_handle(ref.entry, ref_what + "'s function");
       if (!image_live(ref.entry->image, d)) throw_invalid(ref_what + " names a function of an image not live on " + d->name);
       if (ref.entry->entry.address == 0) throw_invalid(d->name + " places no address of " + ref.entry->name);
       rs.entry = ref.entry;
@@ -199,7 +199,7 @@ void release_submission(void *object) {
 // Checks k is a block of r's submission, a launch's where launch, and that
 // [at, at + n) lies inside its parameters; holds r for the calling thread.
 void check_store(rig_run_t *r, int64_t k, bool launch, int64_t at = 0, int64_t n = 0) {
-  require(r != nullptr, "the run is NULL");
+  require_handle(r, "the run");
   const rig_submission_t *s = r->submission;
   if (k < 0 || static_cast<size_t>(k) >= s->blocks.size()) throw_invalid("the run has no block " + std::to_string(k));
   const PartSpec &part = s->parts[s->blocks[static_cast<size_t>(k)].part];
@@ -281,15 +281,28 @@ rig_status_t rig_submission_make(rig_device_t *d, const rig_part_t *parts, size_
         if (ref.entry) images.insert(ref.entry->image);
     }
     for (rig_image_t *i : images) s->images.push_back(rig_image_ref(i));
+    // A prepared submission holds its fixed memory (Claim.hold), so that
+    // no free or unborrow takes it from under the submission (BUF-73).
     auto hold_fixed = [&](const rig_operand_t &op) {
-      if (op.fixed) s->fixed.push_back(rig_buffer_ref(op.fixed));
+      if (!op.fixed) return;
+      take_hold(op.fixed);
+      s->fixed.push_back(rig_buffer_ref(op.fixed));
     };
-    for (const PartSpec &p : s->parts) {
-      for (const RefSpec &ref : p.refs)
-        if (ref.kind != RIG_REF_ENTRY) hold_fixed(ref.memory);
-      if (p.kind == RIG_COPY) hold_fixed(p.src);
-      if (p.kind == RIG_COPY || p.kind == RIG_FILL) hold_fixed(p.dst);
-      for (const WordSpec &w : p.words) hold_fixed(w.memory);
+    try {
+      for (const PartSpec &p : s->parts) {
+        for (const RefSpec &ref : p.refs)
+          if (ref.kind != RIG_REF_ENTRY) hold_fixed(ref.memory);
+        if (p.kind == RIG_COPY) hold_fixed(p.src);
+        if (p.kind == RIG_COPY || p.kind == RIG_FILL) hold_fixed(p.dst);
+        for (const WordSpec &w : p.words) hold_fixed(w.memory);
+      }
+    } catch (...) {
+      for (rig_buffer_t *b : s->fixed) {
+        end_hold(b);
+        rig_buffer_unref(b);
+      }
+      for (rig_image_t *i : s->images) rig_image_unref(i);
+      throw;
     }
     if (opts) {
       s->keep = opts->keep;
@@ -302,29 +315,32 @@ rig_status_t rig_submission_make(rig_device_t *d, const rig_part_t *parts, size_
 }
 
 rig_submission_t *rig_submission_ref(rig_submission_t *s) {
-  if (s) s->refs.fetch_add(1, std::memory_order_relaxed);
+  if (!live_handle(s)) return nullptr;
+  s->refs.fetch_add(1, std::memory_order_relaxed);
   return s;
 }
 
 void rig_submission_unref(rig_submission_t *s) {
-  if (!s || s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!live_handle(s) || s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // The program let go of it: its holds end now (RECL-22).
+  for (rig_buffer_t *b : s->fixed) end_hold(b);
   // Its memory, images and keep return once its last work is done; on a
   // lost device, once the device has stopped (STOP-03).
   retire(s->device, s->last_value.load(std::memory_order_acquire), release_submission, s);
 }
 
-size_t rig_submission_slots(const rig_submission_t *s) { return s ? s->slots : 0; }
+size_t rig_submission_slots(const rig_submission_t *s) { return live_handle(s) ? s->slots : 0; }
 
 int64_t rig_submission_block(const rig_submission_t *s, size_t part) {
-  if (!s || part >= s->parts.size()) return -1;
+  if (!live_handle(s) || part >= s->parts.size()) return -1;
   return s->parts[part].block;
 }
 
 rig_status_t rig_submission_take(rig_submission_t *s, rig_run_t **out) {
   RIG_API_CALL({
-    require(s != nullptr, "the submission is NULL");
     require(out != nullptr, "out is NULL");
     *out = nullptr;
+    require_handle(s, "the submission");
     const void *me = this_thread_token();
     {
       Guard g(s->runs_mu);
@@ -361,7 +377,7 @@ rig_status_t rig_submission_take(rig_submission_t *s, rig_run_t **out) {
   });
 }
 
-rig_submission_t *rig_run_submission(const rig_run_t *r) { return r ? r->submission : nullptr; }
+rig_submission_t *rig_run_submission(const rig_run_t *r) { return live_handle(r) ? r->submission : nullptr; }
 
 rig_status_t rig_run_groups(rig_run_t *r, int64_t k, int64_t x, int64_t y, int64_t z) {
   return store_axes(r, k, x, y, z, true);

@@ -55,7 +55,7 @@ const void *this_thread_token();
 
 }  // namespace rig
 
-struct rig_run {
+struct rig_run : rig::HandleRecord<rig::HandleType::Run> {
   rig_submission *submission = nullptr;
   std::atomic<const void *> owner{nullptr};  // the thread holding it, or none
   std::atomic<bool> submitting{false};
@@ -65,7 +65,7 @@ struct rig_run {
   std::vector<unsigned char> params;         // the launches' parameter bytes
 };
 
-struct rig_submission {
+struct rig_submission : rig::HandleRecord<rig::HandleType::Submission> {
   std::atomic<int64_t> refs{1};
   rig_device_t *device = nullptr;
   std::vector<rig::PartSpec> parts;
@@ -83,6 +83,14 @@ struct rig_submission {
 };
 
 namespace rig {
+
+// True iff s is a handle not NULL and not released: the program holds a
+// reference, though the record lasts until its last work is done.  A run
+// lives as long as its submission.
+inline bool live_handle(const rig_submission_t *s) {
+  return handle_live(s, HandleType::Submission) && s->refs.load(std::memory_order_acquire) > 0;
+}
+inline bool live_handle(const rig_run_t *r) { return handle_live(r, HandleType::Run) && live_handle(r->submission); }
 
 // Holds r for the calling thread (a run it has taken, or a free one) or
 // returns false where another thread holds it.

@@ -367,7 +367,7 @@ extern "C" {
 rig_status_t rig_submit(rig_run_t *r, rig_buffer_t *const *buffers, size_t nbuffers, const rig_point_t *waits,
                         size_t nwaits, rig_point_t *out) {
   RIG_API_CALL({
-    require(r != nullptr, "the run is NULL");
+    require_handle(r, "the run");
     RunHold hold(r);
     refuse_inside_lock();
     rig_submission_t *s = r->submission;

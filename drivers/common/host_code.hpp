@@ -24,6 +24,11 @@ inline DriverDevice::EntryAnswer host_image_entry(DriverDevice::Image image, con
   return DriverDevice::Entry{f, reinterpret_cast<uint64_t>(f), INT64_MAX};
 }
 
+// The bytes of the mapping that holds the linked image and its stubs.
+inline int64_t host_image_bytes(DriverDevice::Image image) {
+  return static_cast<int64_t>(static_cast<const HostImage *>(image)->mapped_bytes());
+}
+
 inline void unload_host_image(DriverDevice::Image image) { delete static_cast<HostImage *>(image); }
 
 }  // namespace rig

@@ -28,6 +28,7 @@ class HostDevice final : public HostAddressedDevice {
  public:
   using HostAddressedDevice::HostAddressedDevice;
   std::variant<Image, std::string> image(const void *bytes, size_t n) override { return link_host_image(bytes, n); }
+  int64_t image_bytes(Image image, size_t) override { return host_image_bytes(image); }
   EntryAnswer entry(Image image, const std::string &name) override { return host_image_entry(image, name); }
   void unload(Image image) override { unload_host_image(image); }
 };

@@ -488,6 +488,8 @@ class SimDevice final : public DriverDevice {
     }
     return answer;
   }
+  // The sim links on the host: its code holds the pages it mapped.
+  int64_t image_bytes(Image image, size_t) override { return host_image_bytes(image); }
   void prepare(Image image, const std::string &) override {
     Engine &e = *engine_;
     e.enter("prepare");

@@ -6,12 +6,24 @@
  *    leaves a thread-local message (rig_last_error) and, for RIG_ELOST and
  *    RIG_ENOMEM, the device concerned (rig_error_device) and, for RIG_ENOMEM,
  *    the bytes (rig_error_bytes); for RIG_EIO the errno (rig_error_errno).
- *  - No input, however wrong, crashes the library: NULL handles, dead
- *    buffers, out-of-range offsets and overflowing sizes answer RIG_EINVAL.
- *  - Handles (rig_buffer_t, rig_export_t) are owned by the caller, who
- *    releases each once (rig_buffer_unref, rig_export_unref).  Devices are
- *    records that live for the rest of the process: a rig_device_t pointer is
- *    never released and never dangles.
+ *  - No input, however wrong, crashes the library: NULL handles, released
+ *    handles, dead buffers, out-of-range offsets and overflowing sizes
+ *    answer RIG_EINVAL.
+ *  - Handles (rig_buffer_t, rig_export_t, rig_image_t, rig_submission_t)
+ *    are owned by the caller, who releases each once (rig_buffer_unref,
+ *    rig_export_unref, rig_image_unref, rig_submission_unref); a
+ *    rig_function_t lives as long as its image, a rig_run_t as long as its
+ *    submission.  A handle used after its release (its last unref, or its
+ *    image's or submission's) is checked: a call that answers a status
+ *    answers RIG_EINVAL, "the buffer was released" (naming what it was
+ *    given), rig_buffer_claim RIG_CLAIM_INVALID, rig_buffer_dead
+ *    "released", and every other call answers as for NULL (a ref gives
+ *    NULL, an unref does nothing).  This holds until 16384 more handles of
+ *    its type have been released after it; from then on its memory may
+ *    hold a new handle of that type, which the old pointer then names.
+ *    Devices and machines are records that live for the rest of the
+ *    process: their pointers are never released and never dangle, and a
+ *    closed device answers RIG_ELOST.
  *  - Sizes, offsets and lengths are int64_t so that a negative value is
  *    refused as the specification states instead of wrapping.
  *  - Every call is thread-safe.  A call that may take a lock, made while the
@@ -342,7 +354,8 @@ rig_status_t rig_buffer_view(rig_buffer_t *b, int64_t first, int64_t length,
 rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b,
                                rig_buffer_t **out);
 
-/* Adds a reference to b; returns b.  Takes no lock. */
+/* Adds a reference to b; returns b, or NULL for a released b.  Takes no
+ * lock. */
 rig_buffer_t *rig_buffer_ref(rig_buffer_t *b);
 /* Releases the caller's reference to b.  Once no buffer, borrow, view or
  * exported array over an allocation remains, the allocation is collected:
@@ -365,7 +378,8 @@ bool rig_buffer_is_borrowed(const rig_buffer_t *b);
 bool rig_buffer_spans(const rig_buffer_t *b);
 /* The access b admits, which its views and borrows admit too. */
 rig_access_t rig_buffer_access(const rig_buffer_t *b);
-/* The reason b is dead, or NULL while it is live. */
+/* The reason b is dead, "released" for a released handle, or NULL while
+ * it is live. */
 const char *rig_buffer_dead(const rig_buffer_t *b);
 /* The host address of b's first byte where the host addresses b's memory
  * (host memory, a borrow on the host, a memory device's memory), else
@@ -461,33 +475,45 @@ typedef enum rig_claim {
  * access depends on every device's last write, one on Read_write on every
  * use (Memory after a loss).  Takes no lock. */
 rig_claim_t rig_buffer_claim(rig_buffer_t *b, rig_access_t access);
-/* Ends a claim rig_buffer_claim took on b.  Takes no lock. */
+/* Ends a claim rig_buffer_claim took on b's memory, and no hold; nothing
+ * where no such claim is held.  Takes no lock. */
 void rig_buffer_release(rig_buffer_t *b);
 
+/* Read claims, holds (rig_claim_hold) and the holds of rig_claim_begin are
+ * counted apart: each call ends only a claim of its own kind, and
+ * rig_buffer_free is false while any of them is held. */
+
 /* Begins a hold of b's memory (the spec's Claim.with_): *exclusive is true
- * iff it is the only claim on the memory, in which case other claims,
- * borrows on other devices and submits of the memory are refused
+ * iff b spans its memory (rig_buffer_spans) and the hold is the only claim
+ * on it, in which case every other claim (rig_buffer_claim, rig_claim_begin,
+ * rig_claim_hold, rig_claim_share, host access, copies, fills), borrows on
+ * other devices, submissions and submits of the memory are refused
  * (RIG_EINVAL) until rig_claim_consume or rig_claim_end.  The hold depends
  * on what a write would (RIG_ELOST where Memory after a loss says).
  * RIG_EINVAL if b is dead or its memory is outside the claims. */
 rig_status_t rig_claim_begin(rig_buffer_t *b, bool *exclusive);
-/* Ends a hold that rig_claim_begin took on b's memory. */
+/* Ends a hold that rig_claim_begin took on b's memory.  RIG_EINVAL if none
+ * is held. */
 rig_status_t rig_claim_end(rig_buffer_t *b);
-/* Under a hold of b's memory, makes every buffer made over the memory
- * until now dead with the reason why, and *out a new buffer over b's
+/* Under a hold of rig_claim_begin of b's memory, makes every buffer made
+ * over b's bytes until now dead with the reason why: every buffer over the
+ * memory where b spans it, else those whose bytes lie inside b's, so the
+ * buffers over the other bytes live on.  *out is a new buffer over b's
  * bytes that admits only Read unless the hold was exclusive.  The memory
- * stays held.  RIG_EINVAL if b is dead or no hold of rig_claim_begin holds
- * the memory. */
+ * stays held, no longer exclusive.  RIG_EINVAL if b is dead or no hold of
+ * rig_claim_begin holds the memory. */
 rig_status_t rig_claim_consume(rig_buffer_t *b, const char *why, rig_buffer_t **out);
-/* Holds b's memory as a prepared submission and a submit through a borrow
- * do (the spec's Claim.hold): a claim that takes nothing exclusive and
- * waits for nothing, which keeps rig_buffer_free false and, through a
- * borrow, rig_buffer_unborrow false until rig_claim_unhold.  RIG_EINVAL if
- * b is dead. */
+/* Holds b's memory as a prepared submission (its fixed buffers, until it
+ * is released) and a submit through a borrow do (the spec's Claim.hold):
+ * a claim that takes nothing exclusive and waits for nothing, which keeps
+ * rig_buffer_free false and, through a borrow, rig_buffer_unborrow false
+ * until rig_claim_unhold.  RIG_EINVAL if b is dead or held exclusive. */
 rig_status_t rig_claim_hold(rig_buffer_t *b);
-/* Ends a hold rig_claim_hold took on b. */
+/* Ends a hold rig_claim_hold took on b's memory.  RIG_EINVAL if none is
+ * held. */
 rig_status_t rig_claim_unhold(rig_buffer_t *b);
-/* Takes b's memory out of the claims for good (the spec's Claim.share). */
+/* Takes b's memory out of the claims for good (the spec's Claim.share).
+ * RIG_EINVAL if b is dead or held exclusive. */
 rig_status_t rig_claim_share(rig_buffer_t *b);
 
 /* Tries to return b's memory early.  *freed is false, changing nothing, if
@@ -670,11 +696,16 @@ typedef struct rig_run rig_run_t;
  * undefined symbols from the process's global scope through stubs, memory
  * never writable and executable at once); a CUDA device takes a cubin, a
  * fatbin or PTX.  The image lives while a reference to it, a submission
- * that launches its functions or work that runs them remains.
+ * that launches its functions or work that runs them remains.  Its code
+ * counts in d's budget (rig_allocated) until it is unloaded: the pages
+ * the link mapped on the host and a sim device, the binary's bytes on a
+ * GPU, whose driver reports no size of a loaded module, and on a proxy
+ * (whose service counts the code its own device holds).
  * RIG_EIMAGE, with the reason, if d refuses the bytes, as a memory device
- * refuses all; RIG_EINVAL if d or out is NULL, n < 0, bytes is NULL with
- * n > 0, or the call is made inside a lock; RIG_ELOST if d is lost or a
- * driver error loses it. */
+ * refuses all; RIG_ENOMEM, with the code's bytes, if d's budget has no
+ * room for the code after the rounds of reclamation; RIG_EINVAL if d or
+ * out is NULL, n < 0, bytes is NULL with n > 0, or the call is made inside
+ * a lock; RIG_ELOST if d is lost or a driver error loses it. */
 rig_status_t rig_image_load(rig_device_t *d, const void *bytes, int64_t n,
                             rig_image_t **out);
 /* One more reference to i; returns i. */

@@ -10,8 +10,8 @@
  * Asserts:
  *   Intro:        INTRO-16 INTRO-17
  *   Buffers:      BUF-03 BUF-63 BUF-64 BUF-65 BUF-66 BUF-67 BUF-68 BUF-69
- *                 BUF-70 BUF-71 BUF-74 BUF-75 BUF-76 BUF-77 BUF-78 BUF-79
- *                 BUF-80
+ *                 BUF-70 BUF-71 BUF-73 BUF-74 BUF-75 BUF-76 BUF-77 BUF-78
+ *                 BUF-79 BUF-80
  *   Properties:   BPROP-14 BPROP-20 BPROP-21
  *   Host access:  HACC-02 HACC-03 HACC-13 HACC-32 HACC-35
  *   Copying:      COPY-43 COPY-44 COPY-66 COPY-78
@@ -23,8 +23,8 @@
  *   Errors:       ERR-35 (lost answers while a wait on the device is in flight)
  *
  * Not reached here, and why:
- *   BUF-72 BUF-73: submits through a borrow on another thread and prepared
- *     submissions (Claim.hold) need Submission, which rig.h lacks.
+ *   BUF-72: a submit through a borrow on another thread holds a read claim
+ *     only while it runs, which a second thread could see only by a race.
  *   BUF-65 for of_io and DMA-described memory: rig.h has no io devices and
  *     no rig_buffer_dma; of_memory, exported and shared memory are covered.
  *   HACC-02 from another thread: asserted from inside the callback on the
@@ -620,4 +620,120 @@ Test(claims, a_copy_holds_its_read_claims_until_it_returns) { /* COPY-43 COPY-78
   rig_buffer_unref(c.src);
   rig_buffer_unref(c.dst);
   CHECK_OK(rig_close(d));
+}
+
+/* ---- Exclusive holds, holds and read claims, counted apart -------------- */
+
+Test(claims, an_exclusive_hold_refuses_holds_and_shares) { /* BUF-64 LOW-06 */
+  rig_buffer_t *b = create(rig_host(), 4 * KIB);
+  rig_buffer_t *part = view(b, 0, 256);
+  bool exclusive = false;
+  CHECK_OK(rig_claim_begin(b, &exclusive));
+  cr_assert(exclusive);
+  /* Every other claim is refused until the hold ends: Claim.hold and
+   * Claim.share included, through the buffer or a view of it. */
+  CHECK_FAILS(RIG_EINVAL, rig_claim_hold(b), "a hold beside an exclusive one");
+  CHECK_FAILS(RIG_EINVAL, rig_claim_hold(part));
+  CHECK_FAILS(RIG_EINVAL, rig_claim_share(b), "a share of memory held exclusive");
+  CHECK_FAILS(RIG_EINVAL, rig_claim_unhold(b), "the refused holds took nothing");
+  CHECK_OK(rig_claim_end(b));
+  cr_assert(try_free(b, NULL), "the refused share left the memory inside the claims");
+  rig_buffer_unref(part);
+  rig_buffer_unref(b);
+}
+
+Test(claims, a_consume_ends_the_exclusivity_of_its_hold) {
+  rig_buffer_t *b = create(rig_host(), 4 * KIB);
+  bool exclusive = false;
+  CHECK_OK(rig_claim_begin(b, &exclusive));
+  cr_assert(exclusive);
+  rig_buffer_t *out = NULL;
+  CHECK_OK(rig_claim_consume(b, "donated", &out));
+  CHECK_OK(rig_claim_hold(out), "consume ended the exclusivity");
+  CHECK_OK(rig_claim_unhold(out));
+  CHECK_OK(rig_claim_end(out));
+  rig_buffer_unref(out);
+  rig_buffer_unref(b);
+}
+
+Test(claims, holds_and_read_claims_are_counted_apart) { /* LOW-06 LOW-07 BUF-64 */
+  rig_buffer_t *b = create(rig_host(), 4 * KIB);
+  /* A read claim and a hold: unhold ends only the hold. */
+  cr_assert_eq(rig_buffer_claim(b, RIG_ACCESS_READ), RIG_CLAIMED);
+  CHECK_OK(rig_claim_hold(b));
+  CHECK_OK(rig_claim_unhold(b));
+  CHECK_FAILS(RIG_EINVAL, rig_claim_unhold(b), "no hold is left, though a read claim is");
+  cr_assert_not(try_free(b, NULL), "the read claim still holds the memory");
+  rig_buffer_release(b);
+  /* A hold alone: release ends no hold. */
+  CHECK_OK(rig_claim_hold(b));
+  rig_buffer_release(b);
+  cr_assert_not(try_free(b, NULL), "a release ends only a read claim, and the hold is held");
+  bool exclusive = true;
+  CHECK_OK(rig_claim_begin(b, &exclusive));
+  cr_assert_not(exclusive, "the hold is another claim");
+  CHECK_OK(rig_claim_end(b));
+  CHECK_OK(rig_claim_unhold(b));
+  cr_assert(try_free(b, NULL), "free succeeds once the hold ends");
+  rig_buffer_unref(b);
+}
+
+Test(claims, a_hold_of_a_view_of_part_is_not_exclusive) { /* BUF-63 INTRO-16 BPROP-14 */
+  rig_buffer_t *b = create(rig_host(), 4 * KIB);
+  rig_buffer_t *low = view(b, 0, 2 * KIB), *high = view(b, 2 * KIB, 2 * KIB);
+  rig_buffer_t *inside = view(low, 64, 64);
+  bool exclusive = true;
+  CHECK_OK(rig_claim_begin(low, &exclusive));
+  cr_assert_not(exclusive, "a view of part does not span its memory: no donation writes it");
+  cr_assert_eq(rig_buffer_claim(high, RIG_ACCESS_READ), RIG_CLAIMED, "the hold takes nothing exclusive");
+  rig_buffer_release(high);
+  rig_buffer_t *out = NULL;
+  CHECK_OK(rig_claim_consume(low, "consumed low", &out));
+  assert_dead_with(low, "consumed low");
+  assert_dead_with(inside, "consumed low");
+  /* The buffers over the other bytes live on. */
+  assert_live(high, "a view of the other bytes");
+  assert_live(b, "the buffer over all of the memory");
+  CHECK_OK(rig_buffer_fill(high, 1));
+  cr_assert_eq(rig_buffer_access(out), RIG_ACCESS_READ, "the hold was not exclusive");
+  cr_assert_eq(rig_buffer_bytes(out), 2 * KIB);
+  CHECK_OK(rig_claim_end(out));
+  cr_assert(try_free(b, NULL), "the spanning buffer frees the memory once the hold ends");
+  assert_dead_with(high, "freed");
+  rig_buffer_unref(out);
+  rig_buffer_unref(inside);
+  rig_buffer_unref(high);
+  rig_buffer_unref(low);
+  rig_buffer_unref(b);
+}
+
+/* A submission of one fill of the fixed buffer dst on d. */
+static rig_submission_t *fill_submission(rig_device_t *d, rig_buffer_t *dst) {
+  rig_part_t fill = {.kind = RIG_FILL};
+  fill.u.fill.dst = (rig_operand_t){.slot = 0, .fixed = dst};
+  fill.u.fill.value = 9;
+  rig_submission_t *s = NULL;
+  CHECK_OK(rig_submission_make(d, &fill, 1, NULL, &s));
+  return s;
+}
+
+Test(claims, a_prepared_submission_holds_its_fixed_memory) { /* BUF-73 BUF-64 */
+  rig_device_t *mem = NULL;
+  CHECK_OK(rig_memory_device("MEM:66", &mem));
+  rig_buffer_t *h = create(rig_host(), 64 * KIB);
+  rig_buffer_t *hb = borrow(mem, h);
+  rig_buffer_t *part = view(hb, 0, 4 * KIB);
+  rig_submission_t *s = fill_submission(mem, part);
+  cr_assert_not(try_unborrow(hb, NULL), "a prepared submission names a view of the borrow");
+  cr_assert_not(try_free(h, NULL), "a prepared submission holds its fixed memory");
+  bool exclusive = true;
+  CHECK_OK(rig_claim_begin(h, &exclusive));
+  cr_assert_not(exclusive, "the submission's hold is another claim");
+  CHECK_OK(rig_claim_end(h));
+  rig_submission_unref(s);
+  cr_assert(try_unborrow(hb, NULL), "the released submission holds nothing");
+  cr_assert(try_free(h, NULL));
+  rig_buffer_unref(part);
+  rig_buffer_unref(hb);
+  rig_buffer_unref(h);
 }

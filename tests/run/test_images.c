@@ -4,7 +4,8 @@
  * RIG_EIMAGE with the linker's reason, which must name what it refused.
  *
  * Asserts: LINK-04, LINK-06, LINK-07, LINK-08, LINK-09, LINK-10, LINK-11,
- *   LINK-13, LINK-14, LINK-15, LINK-18, DEV-37, TL-03, ERR-22.
+ *   LINK-13, LINK-14, LINK-15, LINK-18, DEV-37, TL-03, ERR-22, and of
+ *   Reclamation RECL-26, RECL-36, RECL-46 for loaded code.
  *
  * Not reached here: LINK-16, LINK-17, LINK-19 and the relocations'
  * formulas (LINK-23..33) need objects the linker's own suites build field
@@ -174,4 +175,66 @@ Test(images, loads_refuse_bad_arguments_and_lost_devices) {
   CHECK_OK(rig_close(sim));
   CHECK_LOST(sim, rig_image_load(sim, o.bytes, o.n, &image), "a load on a closed device");
   object_free(&o);
+}
+
+/* ---- Loaded code counts in its device's budget (RECL-26) --------------- */
+
+/* The bytes o's image holds in the sim's budget while loaded, which return
+ * at its unload (RECL-46): the pages the sim's link mapped on the host. */
+static int64_t code_bytes(rig_device_t *sim, const object_t *o) {
+  int64_t start = rig_allocated(sim);
+  rig_image_t *image = load_image(sim, o);
+  int64_t code = rig_allocated(sim) - start;
+  cr_assert_gt(code, 0, "RECL-46: the loaded image counts in allocated");
+  cr_assert_eq(code % 4096, 0, "the image's mapping is whole pages, not %lld bytes", (long long)code);
+  rig_image_unref(image);
+  cr_assert_eq(rig_allocated(sim), start, "the unloaded image's bytes returned");
+  return code;
+}
+
+Test(images, loaded_code_counts_in_the_budget_until_unloaded) {
+  /* RECL-26 RECL-46 */
+  rig_device_t *sim = open_with("SIM:34", "latency_us=0");
+  object_t o = host_object(LINK_KERNEL("add"));
+  int64_t start = rig_allocated(sim);
+  int64_t code = code_bytes(sim, &o);
+  rig_image_t *image = NULL;
+
+  /* A budget without room for the code refuses the load. */
+  CHECK_OK(rig_set_budget(sim, start + code - 1));
+  CHECK_FAILS(RIG_ENOMEM, rig_image_load(sim, o.bytes, o.n, &image), "RECL-26: no room for the code");
+  cr_assert_null(image);
+  cr_assert(rig_error_device() == sim);
+  cr_assert_eq(rig_error_bytes(), code);
+  cr_assert_eq(rig_allocated(sim), start, "a refused load holds nothing");
+  CHECK_OK(rig_set_budget(sim, start + code));
+  image = load_image(sim, &o);
+  cr_assert_eq(rig_allocated(sim), start + code);
+  rig_image_unref(image);
+  object_free(&o);
+  CHECK_OK(rig_close(sim));
+}
+
+Test(images, a_load_reclaims_cached_memory_for_its_code) {
+  /* RECL-26 RECL-36 */
+  rig_device_t *sim = open_with("SIM:35", "latency_us=0");
+  object_t o = host_object(LINK_KERNEL("add"));
+  int64_t start = rig_allocated(sim);
+  int64_t code = code_bytes(sim, &o);
+  /* Collected memory of the code's size waits in the cache, and the budget
+   * has room for it alone: the load's rounds of reclamation free it. */
+  rig_buffer_t *b = create(sim, code);
+  CHECK_OK(rig_buffer_fill(b, 1));
+  rig_buffer_unref(b);
+  int64_t cached = rig_allocated(sim);
+  cr_assert_eq(cached, start + code, "the collected buffer waits in the cache");
+  CHECK_OK(rig_set_budget(sim, cached));
+  rig_image_t *image = load_image(sim, &o);
+  cr_assert_eq(rig_allocated(sim), start + code, "the cache made room for the code");
+  rig_image_unref(image);
+
+  CHECK_OK(rig_set_budget(sim, 0));
+  CHECK_FAILS(RIG_ENOMEM, rig_image_load(sim, o.bytes, o.n, &image), "a budget of 0 holds no code");
+  object_free(&o);
+  CHECK_OK(rig_close(sim));
 }
