@@ -51,12 +51,9 @@ class _Wrapped:
         with _Wrapped.lock:
             _obj, on_release = _Wrapped.live.pop(context, (None, None))
         if on_release is not None:
-            try:
-                on_release()
-            except BaseException as e:  # rig calls this later, from any thread
-                import sys
-
-                sys.unraisablehook(sys.UnraisableHookArgs(type(e), e, e.__traceback__, None, on_release))
+            # rig calls this later, from any thread: what it raises goes to
+            # sys.unraisablehook, as ctypes reports a callback's exception.
+            on_release()
 
 
 def _writable_address(obj):
@@ -87,7 +84,7 @@ def _bytes_at(address, n, readonly):
     """A memoryview of n bytes at address, valid only while they are."""
     if n == 0:
         return memoryview(b"")
-    view = memoryview((ctypes.c_ubyte * n).from_address(address))
+    view = memoryview((ctypes.c_ubyte * n).from_address(address)).cast("B")
     return view.toreadonly() if readonly else view
 
 
@@ -344,8 +341,9 @@ class Buffer(Owned):
 
     def memoryview(self, access=None):
         """memoryview(host_view(access)), read-only for READ."""
-        view = memoryview(self.host_view(access))
-        return view.toreadonly() if view.obj._rig_readonly else view
+        array = self.host_view(access)
+        view = memoryview(array).cast("B")
+        return view.toreadonly() if array._rig_readonly else view
 
     def __array__(self, dtype=None, copy=None):
         import numpy

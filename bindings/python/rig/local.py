@@ -1,7 +1,6 @@
 """The process's failure and values per device (rig_fail, rig_local_*)."""
 
 import ctypes
-import sys
 import threading
 
 from ._lib import lib, text
@@ -52,10 +51,7 @@ class LocalKey:
         with self._lock:
             value = self._values.pop(key, None)
         if self._drop is not None and key:
-            try:
-                self._drop(value)
-            except BaseException as e:  # rig calls it from a stop
-                sys.unraisablehook(sys.UnraisableHookArgs(type(e), e, e.__traceback__, None, self._drop))
+            self._drop(value)  # from a stop: an exception goes to sys.unraisablehook
 
     def get(self, device):
         """rig_local_get: the key's value on device."""

@@ -7,7 +7,6 @@ image, so it never outlives the code it names.
 """
 
 import ctypes
-import sys
 import threading
 
 from ._handle import Owned
@@ -188,10 +187,7 @@ class _Keeps:
         with _Keeps.lock:
             f = _Keeps.live.pop(context, None)
         if f is not None:
-            try:
-                f()
-            except BaseException as e:  # rig calls it later, from any thread
-                sys.unraisablehook(sys.UnraisableHookArgs(type(e), e, e.__traceback__, None, f))
+            f()  # later, from any thread: an exception goes to sys.unraisablehook
 
 
 class Submission(Owned):
