@@ -58,12 +58,13 @@ def run_python(code, timeout=60, **env):
 class Rigd:
     """A rigd on a private socket, as tests/service/rigd_fixture.sh starts one."""
 
-    def __init__(self, program, devices="MEM:0,SIM:0"):
+    def __init__(self, program, devices="MEM:0,SIM:0", env=None):
         self.dir = tempfile.mkdtemp(prefix="rig-py-rigd-")
         self.socket = os.path.join(self.dir, "rigd.sock")
         self.log = open(os.path.join(self.dir, "rigd.log"), "w")
         self.process = subprocess.Popen([str(program), "--socket", self.socket, "--devices", devices, "--foreground"],
-                                        stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+                                        stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env=env)
         deadline = time.monotonic() + 10
         while not os.path.exists(self.socket):
             if self.process.poll() is not None or time.monotonic() > deadline:
