@@ -267,24 +267,6 @@ class Run:
     def shared(self, k, nbytes):
         return self._set(lib.rig_run_shared, k, nbytes)
 
-    def int8(self, k, at, v):
-        return self._set(lib.rig_run_int8, k, at, v)
-
-    def int16(self, k, at, v):
-        return self._set(lib.rig_run_int16, k, at, v)
-
-    def int32(self, k, at, v):
-        return self._set(lib.rig_run_int32, k, at, v)
-
-    def int64(self, k, at, v):
-        return self._set(lib.rig_run_int64, k, at, v)
-
-    def float32(self, k, at, v):
-        return self._set(lib.rig_run_float32, k, at, v)
-
-    def float64(self, k, at, v):
-        return self._set(lib.rig_run_float64, k, at, v)
-
     def bytes(self, k, at, data):
         data = bytes(data)
         return self._set(lib.rig_run_bytes, k, at, data, len(data))
@@ -310,3 +292,18 @@ class Run:
         finally:
             for b in buffers[: len(taken)]:
                 b._done()
+
+
+def _store(kind):
+    function = getattr(lib, "rig_run_" + kind)
+
+    def store(self, k, at, v):
+        return self._set(function, k, at, v)
+
+    store.__name__ = kind
+    store.__doc__ = "rig_run_%s: stores v at byte at of block k's parameters." % kind
+    return store
+
+
+for _kind in ("int8", "int16", "int32", "int64", "float32", "float64"):
+    setattr(Run, _kind, _store(_kind))

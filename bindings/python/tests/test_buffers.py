@@ -154,3 +154,26 @@ def test_values_per_device(mem):
     key = rig.LocalKey(lambda d: made.append(d) or {"device": d.name})
     assert key.get(mem) == {"device": "MEM:0"}
     assert key.get(mem) == {"device": "MEM:0"} and made == [mem]
+
+
+def test_points_and_timelines(mem):
+    p = mem.point(mem.submitted)
+    assert p.device is mem and p.value == mem.submitted
+    p.wait()
+    assert mem.signaled() >= p.value
+    with pytest.raises(ValueError):
+        mem.point(rig.POINT_VALUE_MAX + 1)
+
+
+def test_a_failed_process_refuses_opens():
+    from conftest import run_python
+
+    child = run_python("import rig\n"
+                       "rig.fail('the test failed the process')\n"
+                       "assert rig.failure() == 'the test failed the process'\n"
+                       "try:\n"
+                       "    rig.open('SIM:0')\n"
+                       "except rig.OpenError as e:\n"
+                       "    print('refused:', e.message)\n")
+    assert child.returncode == 0, child.stderr
+    assert "refused:" in child.stdout and "the test failed the process" in child.stdout
