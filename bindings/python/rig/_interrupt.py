@@ -54,7 +54,7 @@ def _pipe():
         return _state["pipe"]
 
 
-_check_signals = ctypes.pythonapi.PyErr_CheckSignals
+_check_signals = ctypes.PyDLL(None).PyErr_CheckSignals  # a prototype of its own
 _check_signals.restype = ctypes.c_int
 _check_signals.argtypes = []
 

@@ -67,7 +67,8 @@ _NAME = ctypes.create_string_buffer(b"dltensor")
 _live = {}  # the managed tensor's address: (tensor, shape, buffer)
 _live_lock = threading.Lock()
 
-_api = ctypes.pythonapi
+# Prototypes of its own: others may set ctypes.pythonapi's differently.
+_api = ctypes.PyDLL(None)
 _capsule_destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _api.PyCapsule_New.restype = ctypes.py_object
 _api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _capsule_destructor]

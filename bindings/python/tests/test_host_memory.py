@@ -100,3 +100,29 @@ def test_an_export_hands_numpy_the_bytes_for_good():
         assert array.ctypes.data == e.address and (array == 4).all()
         del array
     b.close()
+
+
+def test_cuda_memory_is_described_as_kdlcuda(monkeypatch):
+    """Where no GPU is at hand: a sim buffer that names itself CUDA:3, whose
+    driver's address is 0x10000 + 16, gives a capsule of kDLCUDA device 3
+    at that address."""
+    from rig import dlpack
+
+    class Named:
+        name = "CUDA:3"
+
+    sim = rig.open("SIM:0")
+    b = rig.Buffer.create(sim, 64)
+    monkeypatch.setattr(rig.Buffer, "device", property(lambda self: Named()))
+    monkeypatch.setattr(rig.Buffer, "handle", lambda self: (0x10000, 16))
+    assert b.__dlpack_device__() == (dlpack.K_DL_CUDA, 3)
+    capsule = b.__dlpack__()
+    get = ctypes.PyDLL(None).PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    tensor = dlpack.DLManagedTensor.from_address(get(capsule, b"dltensor")).dl_tensor
+    assert (tensor.device.device_type, tensor.device.device_id) == (dlpack.K_DL_CUDA, 3)
+    assert tensor.data == 0x10010 and tensor.ndim == 1 and tensor.shape[0] == 64
+    del tensor, capsule
+    monkeypatch.undo()
+    assert b.free(), "the capsule's claim outlived it"
+    b.close()
