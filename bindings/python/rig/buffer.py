@@ -354,10 +354,12 @@ class Buffer(Owned):
     def __buffer__(self, flags):  # Python 3.12 on (PEP 688)
         return self.memoryview()
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule over the bytes (uint8, one dimension): the host's
         memory as kDLCPU, a CUDA device's as kDLCUDA; taken once the work
-        the access must follow is done."""
+        the access must follow is done, so any stream may use it.  The
+        capsule is the unversioned DLManagedTensor whatever max_version."""
+        dlpack.check_request(dlpack.device_of(self), dl_device, copy)
         return dlpack.capsule(self, dlpack.UINT8, (self.nbytes,))
 
     def __dlpack_device__(self):

@@ -333,10 +333,12 @@ class DeviceBuffer:
 
     # ---------------------------------------------- handing memory to others
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         """DLPack over the storage (allocated first): a 1-D array of size
-        elements of dtype.  Needs RigAllocator's storage."""
+        elements of dtype, as Buffer.__dlpack__.  Needs RigAllocator's
+        storage."""
         self.ensure_allocated()
+        dlpack.check_request(dlpack.device_of(self._storage), dl_device, copy)
         return dlpack.capsule(self._storage, self._dtype.dlpack, (self._size,))
 
     def __dlpack_device__(self):

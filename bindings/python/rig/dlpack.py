@@ -109,6 +109,15 @@ def device_of(buffer):
     return (K_DL_CUDA if match.group(1) == "CUDA" else K_DL_ROCM), int(match.group(2))
 
 
+def check_request(device, dl_device=None, copy=None):
+    """Refuses what the DLPack protocol's newer keywords ask that rig cannot
+    give: a copy, or another device."""
+    if copy:
+        raise BufferError("rig hands its memory without a copy (copy=True asked for one)")
+    if dl_device is not None and tuple(dl_device) != tuple(device):
+        raise BufferError("the memory is on DLPack device %s, not %s" % (tuple(device), tuple(dl_device)))
+
+
 def _address(buffer, device_type):
     if device_type == K_DL_CPU:
         return buffer.host

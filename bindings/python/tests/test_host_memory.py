@@ -126,3 +126,21 @@ def test_cuda_memory_is_described_as_kdlcuda(monkeypatch):
     monkeypatch.undo()
     assert b.free(), "the capsule's claim outlived it"
     b.close()
+
+
+def test_dlpack_refuses_a_copy_or_another_device(mem):
+    with rig.Buffer.create(mem, 16) as b:
+        with pytest.raises(BufferError):
+            b.__dlpack__(copy=True)
+        with pytest.raises(BufferError):
+            b.__dlpack__(dl_device=(2, 0))
+        capsule = b.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)
+        del capsule
+
+
+def test_numpy_reads_caller_memory_that_rig_wraps():
+    data = bytearray(b"\x01" * 32)
+    with rig.Buffer.of_memory(data) as b:
+        array = numpy.asarray(b)
+        assert array.ctypes.data == b.host and (array == 1).all()
+        del array
