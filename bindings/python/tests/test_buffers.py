@@ -177,3 +177,20 @@ def test_a_failed_process_refuses_opens():
                        "    print('refused:', e.message)\n")
     assert child.returncode == 0, child.stderr
     assert "refused:" in child.stdout and "the test failed the process" in child.stdout
+
+
+def test_holds_consume_and_share(mem):
+    b = rig.Buffer.create(mem, 256)
+    b.fill(1)
+    assert b.claim_begin() is True
+    fresh = b.claim_consume("donated")
+    assert b.dead == "donated" and fresh.dead is None
+    assert fresh.access == rig.Access.READ_WRITE, "an exclusive hold's buffer admits writes"
+    b.claim_end()
+    fresh.claim_hold()
+    assert not fresh.free(), "a held buffer is not freed"
+    fresh.claim_unhold()
+    fresh.claim_share()
+    assert not fresh.free(), "shared memory is outside the claims"
+    b.close()
+    fresh.close()
