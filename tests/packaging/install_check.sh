@@ -32,7 +32,7 @@ real=$(readlink "$soname_link")
 readelf -d "$libdir/$real" | grep -q 'Library soname: \[librig.so.1\]' || fail "$real has no SONAME librig.so.1"
 
 prefix=${libdir%/lib*}
-for file in include/rig/rig.h include/rig/rig.hpp include/rig/edge.h include/rig/disk.h include/rig/service.h \
+for file in include/rig/rig.h include/rig/rig.hpp include/rig/device_buffer.hpp include/rig/edge.h include/rig/disk.h include/rig/service.h \
             bin/rig share/man/man3/rig_open.3 share/man/man7/rig.7 share/man/man1/rig.1; do
   [[ -e $prefix/$file ]] || fail "not installed: $file"
 done
