@@ -136,9 +136,9 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
     rig_buffer_unref(b);
     return status;
   }
-  ClientObjects::Holds holds{nullptr, p.instance, nullptr, p.device};
-  if (!served_own) holds = {p.instance, nullptr, nullptr, p.device};
-  answer.value = objects_.add(b, static_cast<int64_t>(bytes), std::move(holds));
+  // Memory of the served device's own is a borrow on the instance.
+  std::shared_ptr<Instance> memory = served_own ? nullptr : p.instance, mapped_on = served_own ? p.instance : nullptr;
+  answer.value = objects_.add(b, static_cast<int64_t>(bytes), {memory, mapped_on, nullptr, p.device});
   return RIG_OK;
 }
 
@@ -311,9 +311,9 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   if (!whole) return RIG_EINVAL;
   uint64_t offset = entry.args[1], length = entry.args[2], size = static_cast<uint64_t>(rig_buffer_bytes(whole));
   rig_buffer_t *view = nullptr;
-  // Only memory of an instance of the proxy's served device, as allocated
-  // or imported, not a borrow: a host arena is the client's, and a borrow
-  // needs the instance it maps on.
+  // Only the client's own memory of the proxy's served device, as
+  // allocated (or imported where the instance did not map it), not a host
+  // arena, which is the client's, nor a mapping on another instance.
   bool exportable = holds.exports == device;
   if (exportable && offset <= size && length <= size - offset)
     rig_buffer_view(whole, static_cast<int64_t>(offset), static_cast<int64_t>(length), &view);

@@ -149,6 +149,12 @@ bool receive_value(int fd, uint64_t &v, int timeout_ms) {
   return true;
 }
 
+uint64_t exchange(int link, uint64_t v, const char *gone) {
+  uint64_t answer = 0;
+  require(send_value(link, v) && receive_value(link, answer, client_start_ms), "%s", gone);
+  return answer;
+}
+
 bool readable(int fd) {
   pollfd p{fd, POLLIN, 0};
   return poll(&p, 1, 0) > 0;

@@ -63,6 +63,9 @@ bool send_value(int fd, uint64_t v);
 // Reads a whole value within timeout_ms; false at end of file, on an error
 // or once the time is up.
 bool receive_value(int fd, uint64_t &v, int timeout_ms);
+// In a client: sends v on link and answers the value the peer sends back
+// within client_start_ms; throws (require) with gone where the peer goes.
+uint64_t exchange(int link, uint64_t v, const char *gone);
 // Whether fd has something to read (or its peer is gone), now.
 bool readable(int fd);
 

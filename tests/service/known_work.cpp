@@ -28,6 +28,15 @@ rig_buffer_t *create_buffer(rig_device_t *d, int64_t n) {
   return b;
 }
 
+rig_buffer_t *import_sent_token(int link, rig_device_t *d) {
+  uint64_t token = 0;
+  require(receive_value(link, token, client_start_ms), "no token");
+  rig_buffer_t *b = nullptr;
+  rig_status_t status = rig_service_import(d, token, &b);
+  require(status == RIG_OK, "import: %s: %s", rig_status_name(status), rig_last_error());
+  return b;
+}
+
 uint8_t pattern_byte(uint64_t seed, int64_t i) {
   return static_cast<uint8_t>(seed * 29 + static_cast<uint64_t>(i) * 131 + (static_cast<uint64_t>(i) >> 9));
 }

@@ -14,6 +14,9 @@ void connect_service(const std::string &socket);
 rig_device_t *open_device(const std::string &name);
 // n bytes of d's own memory.
 rig_buffer_t *create_buffer(rig_device_t *d, int64_t n);
+// In an importing client: a buffer on d over the export whose token the
+// exporter sends on link (rig_service_import).
+rig_buffer_t *import_sent_token(int link, rig_device_t *d);
 
 // Byte i of the pattern that seed names.
 uint8_t pattern_byte(uint64_t seed, int64_t i);

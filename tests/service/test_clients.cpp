@@ -209,7 +209,7 @@ void importer_waits_for_the_exporters_fill(bool through_mapping) {
         }
         uint64_t token = 0, step = 0;
         require(rig_service_share(b, &token) == RIG_OK, "share: %s", rig_last_error());
-        require(send_value(importer, token) && receive_value(importer, step, client_start_ms), "the importer is gone");
+        exchange(importer, token, "the importer is gone");
         rig_point_t filled{};
         require(rig_buffer_submit_fill(filled_through, 2, nullptr, 0, &filled) == RIG_OK, "submit: %s",
                 rig_last_error());
@@ -218,8 +218,7 @@ void importer_waits_for_the_exporters_fill(bool through_mapping) {
         require(receive_value(importer, step, client_start_ms), "the importer is gone");
         bool reached = false;
         require(rig_point_reached(filled, &reached) == RIG_OK, "reached: %s", rig_last_error());
-        require(send_value(importer, reached ? 1 : 0) && receive_value(importer, step, client_start_ms),
-                "the importer is gone");
+        exchange(importer, reached ? 1 : 0, "the importer is gone");
         rig_buffer_unref(filled_through);
         rig_buffer_unref(b);
         return 0;
@@ -228,12 +227,8 @@ void importer_waits_for_the_exporters_fill(bool through_mapping) {
       [&](int exporter_end) {
         connect_service(rigd.socket);
         rig_device_t *d = open_device("SIM:0@rigd");
-        uint64_t token = 0, step = 0;
-        require(receive_value(exporter_end, token, client_start_ms), "no token");
-        rig_buffer_t *b = nullptr;
-        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
-        require(send_value(exporter_end, 1) && receive_value(exporter_end, step, client_start_ms),
-                "the exporter did not submit");
+        rig_buffer_t *b = import_sent_token(exporter_end, d);
+        exchange(exporter_end, 1, "the exporter did not submit");
         bool reached = true;
         require(rig_buffer_reached(b, RIG_ACCESS_READ, &reached) == RIG_OK && !reached,
                 "the exporter's fill in flight: the import's writes are not all reached");
@@ -294,10 +289,8 @@ Test(clients, a_submit_follows_another_process_submit_that_returned, .timeout = 
       [&](int exporter_end) {
         connect_service(rigd.socket);
         rig_device_t *d = open_device("MEM:0@rigd");
-        uint64_t token = 0, round = 0;
-        require(receive_value(exporter_end, token, client_start_ms), "no token");
-        rig_buffer_t *b = nullptr;
-        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
+        uint64_t round = 0;
+        rig_buffer_t *b = import_sent_token(exporter_end, d);
         require(send_value(exporter_end, 0), "the exporter is gone");
         for (uint64_t expected = 1; expected <= rounds; ++expected) {
           require(receive_value(exporter_end, round, client_start_ms) && round == expected, "the exporter is gone");

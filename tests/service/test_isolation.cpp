@@ -107,10 +107,7 @@ Test(isolation, an_import_outlives_its_exporter, .timeout = 60) {
       [&](int importer_link) {
         connect_service(rigd.socket);
         rig_device_t *d = open_device("SIM:0@rigd");
-        uint64_t token = 0;
-        require(receive_value(importer_link, token, client_start_ms), "no token");
-        rig_buffer_t *b = nullptr;
-        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
+        rig_buffer_t *b = import_sent_token(importer_link, d);
         require(send_value(importer_link, 1), "the exporter is gone");
         // The exporter ends: its end of the link closes.
         uint64_t none;
@@ -173,10 +170,9 @@ Test(isolation, a_fault_in_the_exporter_leaves_the_importer_live, .timeout = 60)
         rig_buffer_t *shared = create_buffer(d, shared_bytes);
         rig_buffer_t *other = create_buffer(d, shared_bytes);
         write_pattern(shared, 5);
-        uint64_t token = 0, imported = 0, done = 0;
+        uint64_t token = 0;
         require(rig_service_share(shared, &token) == RIG_OK, "share: %s", rig_last_error());
-        require(send_value(exporter_link, token) && receive_value(exporter_link, imported, client_start_ms),
-                "the importer is gone");
+        exchange(exporter_link, token, "the importer is gone");
         // Work on other memory of the exporter's faults, shared never again written.
         rig_status_t waited = RIG_OK;
         for (int i = 0; i < 8 && waited == RIG_OK; ++i) {
@@ -185,20 +181,15 @@ Test(isolation, a_fault_in_the_exporter_leaves_the_importer_live, .timeout = 60)
           waited = submitted == RIG_OK ? rig_point_wait(p) : submitted;
         }
         require(waited == RIG_ELOST && rig_lost(d), "the exporter's work faults: %s", rig_status_name(waited));
-        require(send_value(exporter_link, 1) && receive_value(exporter_link, done, client_start_ms),
-                "the importer is gone");
+        exchange(exporter_link, 1, "the importer is gone");
         return 0;
       },
       "the exporter's work faulted",
       [&](int importer_link) {
         connect_service(rigd.socket);
         rig_device_t *d = open_device("SIM:0@rigd");
-        uint64_t token = 0, faulted = 0;
-        require(receive_value(importer_link, token, client_start_ms), "no token");
-        rig_buffer_t *b = nullptr;
-        require(rig_service_import(d, token, &b) == RIG_OK, "import: %s", rig_last_error());
-        require(send_value(importer_link, 1) && receive_value(importer_link, faulted, client_start_ms),
-                "the exporter is gone");
+        rig_buffer_t *b = import_sent_token(importer_link, d);
+        exchange(importer_link, 1, "the exporter is gone");
         check_pattern(b, 5);
         write_pattern(b, 6);
         check_pattern(b, 6);
