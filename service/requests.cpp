@@ -203,7 +203,7 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
 rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   const Proxy &p = proxies_[entry.device];
   Exports::Shared shared;
-  rig_buffer_t *view = exports_.get(entry.args[0], p.device, &shared, user_);
+  rig_buffer_t *view = exports_.get(entry.args[0], p.device, &shared, user_, client_);
   if (!view) return RIG_EINVAL;
   answer.detail = static_cast<uint64_t>(rig_buffer_bytes(view));
   // The importer's work on the bytes runs on its own instance where that
