@@ -506,6 +506,50 @@ Test(clients, creates_past_the_quota_answer_enomem, .timeout = 60) {
   cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
 }
 
+/* PROXY-07 (a proxy fails with its link: when the link fails, every proxy
+ * of it reports the failure) and MACH-03's open on a lost machine: a client
+ * holds MEM:0@rigd and SIM:0@rigd, and uses neither; once rigd is killed
+ * both report lost within a second, with rig_last_error naming rigd's
+ * close, the machine is lost, and rig_open of either name answers RIG_EOPEN
+ * instead of the lost proxy. */
+Test(clients, a_lost_machines_unused_proxies_all_report_lost, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0,SIM:0"});
+  Channel link;
+  pid_t client = fork_client(
+      [&] {
+        rig_machine_t *machine = nullptr;
+        rig_service_options_t options{sizeof options, rigd.socket.c_str()};
+        require(rig_service_connect(&options, &machine) == RIG_OK, "connect: %s", rig_last_error());
+        rig_device_t *mem = open_device("MEM:0@rigd"), *sim = open_device("SIM:0@rigd");
+        require(rig_lost(mem) == nullptr && rig_lost(sim) == nullptr, "live while rigd runs");
+        require(send_value(link.ends[1], 1), "the test is gone");
+        uint64_t killed;
+        require(receive_value(link.ends[1], killed, client_start_ms), "the test killed rigd");
+        while (!rig_lost(mem) && monotonic_ns() - static_cast<int64_t>(killed) < 1000000000)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        for (rig_device_t *d : {mem, sim}) {
+          const char *why = rig_lost(d);
+          require(why != nullptr && lost_because_rigd_closed(why), "%s is lost within a second: %s", rig_device_name(d),
+                  why ? why : "(live)");
+        }
+        require(rig_machine_lost(machine) != nullptr, "the machine is lost");
+        for (const char *name : {"MEM:0@rigd", "SIM:0@rigd"}) {
+          rig_device_t *again = nullptr;
+          rig_status_t status = rig_open(name, nullptr, &again);
+          require(status == RIG_EOPEN && again == nullptr && lost_because_rigd_closed(rig_last_error()),
+                  "rig_open of %s answers %s: %s", name, rig_status_name(status), rig_last_error());
+        }
+        return 0;
+      },
+      {link.ends[1]});
+  link.close_end(1);
+  uint64_t ready;
+  cr_assert(receive_value(link.ends[0], ready, client_start_ms), "the client opened its proxies");
+  cr_assert(kill(rigd.pid, SIGKILL) == 0);
+  send_value(link.ends[0], static_cast<uint64_t>(monotonic_ns()));
+  cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
+}
+
 /* DESIGN.md "The per-host service", connection: rigd admits the users its
  * policy allows; service.h: rig_service_connect answers RIG_EOPEN with the
  * reason when rigd refuses the process. */
