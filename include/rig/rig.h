@@ -204,7 +204,9 @@ uint64_t rig_submitted(const rig_device_t *d);
 rig_status_t rig_signaled(rig_device_t *d, uint64_t *out);
 
 /* The reason d is lost ("closed", "no progress for 5000 ms", ...), or NULL
- * while it is live.  Never waits.  The string lives as long as d. */
+ * while it is live.  Never waits.  The string lives as long as d.  A
+ * device its driver knows lost without a call (a proxy whose machine is
+ * lost: PROXY-07) is lost from this call on, with the driver's reason. */
 const char *rig_lost(const rig_device_t *d);
 
 /* ------------------------------------------------------------------------ */
