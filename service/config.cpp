@@ -102,6 +102,10 @@ Policy parse_config(std::istream &in) {
       } else if (key == "max_clients_per_user") {
         if (!parse_number(value, p.max_clients_per_user) || p.max_clients_per_user < 0)
           throw std::invalid_argument("max_clients_per_user is not a count: " + value);
+      } else if (key == "test_knobs") {
+        if (value != "allow" && value != "refuse")
+          throw std::invalid_argument("test_knobs is allow or refuse, not " + value);
+        p.test_knobs = value == "allow";
       } else {
         throw std::invalid_argument("unknown key " + key);
       }

@@ -20,6 +20,9 @@ struct Policy {
   // max_clients_per_user: the clients one user may have connected at once;
   // 0 for no bound.
   int64_t max_clients_per_user = 256;
+  // test_knobs = allow: clients' opens may set the device knobs that exist
+  // for tests (test_knobs.hpp); refuse, the default, answers them RIG_EOPEN.
+  bool test_knobs = false;
 };
 
 struct Options {
@@ -36,7 +39,7 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// quota_bytes and max_clients_per_user.  Throws std::invalid_argument
+// quota_bytes, max_clients_per_user and test_knobs (allow or refuse).  Throws std::invalid_argument
 // naming the line.
 Policy parse_config(std::istream &in);
 

@@ -2,8 +2,10 @@
 #include "requests.hpp"
 
 #include "handover.hpp"
+#include "test_knobs.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <string>
 
@@ -64,8 +66,17 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
   if (!payload_.copy_out(entry.payload_offset, std::as_writable_bytes(std::span(config))) ||
       config.find('\0') != std::string::npos)
     return RIG_EINVAL;
+  std::string knob = test_knob_in(config);
+  if (!knob.empty() && !policy_.test_knobs) {
+    std::fprintf(stderr, "rigd: refused an open setting the test knob %s (test_knobs = allow admits it)\n",
+                 knob.c_str());
+    return RIG_EOPEN;
+  }
   std::shared_ptr<Instance> instance = instance_for(entry.device, config);
   if (!instance) return RIG_EOPEN;
+  // A client's budget never passes its quota.
+  if (policy_.quota_bytes > 0 && rig_budget(instance->device()) > policy_.quota_bytes)
+    rig_set_budget(instance->device(), policy_.quota_bytes);
   auto proxy = static_cast<uint32_t>(proxies_.size());
   answer.value = proxy;
   proxies_.push_back({entry.device, entry.args[0], false, std::move(instance)});

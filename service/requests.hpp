@@ -3,6 +3,7 @@
 
 #include "client_objects.hpp"
 #include "completions.hpp"
+#include "config.hpp"
 #include "exports.hpp"
 #include "handover.hpp"
 #include "protocol.h"
@@ -21,11 +22,14 @@ class Requests {
  public:
   // proxy_limit: the words of the client's completion segment; client:
   // the client's number, which owns its exports; user: the client's user,
-  // whose imports of tokens Exports bounds.
+  // whose imports of tokens Exports bounds; policy: whether the client's
+  // opens may set test knobs (test_knobs.hpp), and its quota.
   Requests(const ServedDevices &served, Exports &exports, uint64_t client, uid_t user, ClientObjects &objects,
-           Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit) noexcept
+           Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit,
+           const Policy &policy) noexcept
       : served_(served), exports_(exports), client_(client), user_(user), objects_(objects),
-        completions_(completions), payload_(payload), proxy_limit_(proxy_limit), current_(served.size()) {}
+        completions_(completions), payload_(payload), proxy_limit_(proxy_limit), policy_(policy),
+        current_(served.size()) {}
 
   // Runs the request entry, rigd's own copy of a ring entry, and answers
   // whether it has a completion, which it writes to answer: RIG_EINVAL with
@@ -63,6 +67,7 @@ class Requests {
   Completions &completions_;
   rig::proxy::PayloadArena payload_;
   uint32_t proxy_limit_;
+  const Policy &policy_;
   std::vector<Proxy> proxies_;
   // By served device: the client's instance that its next proxies use.
   std::vector<std::shared_ptr<Instance>> current_;

@@ -182,7 +182,8 @@ void Session::run(const rig::proxy::RingSegment &rings, const Segment &completio
 void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring) {
   ClientObjects objects(policy_.quota_bytes);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_);
-  Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words);
+  Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
+                    policy_);
   std::atomic<bool> stopping{false};
   std::thread poller;
   try {

@@ -191,7 +191,8 @@ Test(clients, a_process_imports_through_a_descriptor_passed_to_it, .timeout = 60
 namespace {
 
 void importer_waits_for_the_exporters_fill(bool through_mapping) {
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0,SIM:1"});
+  // latency_us is a test knob: rigd's policy allows it here.
+  RigdProcess rigd = start_rigd_with_config({"--devices", "SIM:0,SIM:1"}, "test_knobs = allow\n");
   constexpr int64_t bytes = 4096;
   run_linked_pair(
       [&](int importer) {
@@ -548,6 +549,34 @@ Test(clients, a_lost_machines_unused_proxies_all_report_lost, .timeout = 60) {
   cr_assert(kill(rigd.pid, SIGKILL) == 0);
   send_value(link.ends[0], static_cast<uint64_t>(monotonic_ns()));
   cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
+}
+
+/* rigd(8), test_knobs: an open of SIM:0@rigd that sets a device knob that
+ * exists for tests (latency_us, hang_ms, fault_at, budget) answers
+ * RIG_EOPEN where rigd's policy does not allow them, as by default, and
+ * an open without one succeeds; with test_knobs = allow the open with the
+ * knob succeeds. */
+Test(clients, test_knobs_are_refused_unless_the_policy_allows_them, .timeout = 60) {
+  // A client a configuration: a client's instance of a device has one.
+  auto open_answers = [](const std::string &socket, const char *config, rig_status_t expected) {
+    pid_t client = fork_client([&] {
+      connect_service(socket);
+      rig_open_options_t options{sizeof options, config};
+      rig_device_t *d = nullptr;
+      rig_status_t status = rig_open("SIM:0@rigd", &options, &d);
+      require(status == expected, "an open with %s answers %s", config, rig_status_name(status));
+      return 0;
+    });
+    return ended_cleanly(await_client(client, client_end_s));
+  };
+  const char *knobs[] = {"latency_us=1000", "hang_ms=100000", "fault_at=1", "budget=64G", "count=1,hang_ms=9"};
+  {
+    RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+    for (const char *knob : knobs) cr_assert(open_answers(rigd.socket, knob, RIG_EOPEN), "%s is refused", knob);
+    cr_assert(open_answers(rigd.socket, "copy_gbps=100", RIG_OK), "an open with no test knob succeeds");
+  }
+  RigdProcess rigd = start_rigd_with_config({"--devices", "SIM:0"}, "test_knobs = allow\n");
+  for (const char *knob : knobs) cr_assert(open_answers(rigd.socket, knob, RIG_OK), "%s is allowed", knob);
 }
 
 /* DESIGN.md "The per-host service", connection: rigd admits the users its

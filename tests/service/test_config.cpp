@@ -90,6 +90,8 @@ Test(config, config_lines) {
   cr_assert(p.max_clients_per_user == 8);
   cr_assert(config("").max_clients_per_user == 256, "256 clients a user by default");
   cr_assert(config("allow_users = root").users == (std::vector<uid_t>{0}), "a user by name");
+  cr_assert(!config("").test_knobs, "test knobs are refused by default");
+  cr_assert(config("test_knobs = allow").test_knobs && !config("test_knobs = refuse").test_knobs);
 }
 
 Test(config, config_errors_name_their_line) {
@@ -99,6 +101,7 @@ Test(config, config_errors_name_their_line) {
   cr_assert(config_error("quota_bytes = 12kb") != "");
   cr_assert(config_error("max_clients_per_user = -1").starts_with("line 1: "));
   cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
+  cr_assert(config_error("test_knobs = yes").find("allow or refuse") != std::string::npos);
 }
 
 Test(config, policy_admits_listed_peers_only) {

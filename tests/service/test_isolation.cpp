@@ -63,7 +63,8 @@ int run_faulting_client(const std::string &socket) {
  * through the fault and after it; a new client is served; and once every
  * client is gone rigd holds none of their memory. */
 Test(isolation, a_fault_in_one_clients_work_loses_its_proxy_alone, .timeout = 120) {
-  RigdProcess rigd = start_rigd({"--devices", "MEM:0,SIM:0"});
+  // fault_at is a test knob: rigd's policy allows it here.
+  RigdProcess rigd = start_rigd_with_config({"--devices", "MEM:0,SIM:0"}, "test_knobs = allow\n");
   raw::Client observer(rigd.socket);
   raw::Client::Allocated baseline = observer.allocated_of_two();
   Channel steady_link;
