@@ -1,8 +1,9 @@
 // libFuzzer target of both sides of rigd's handshake (protocol.h), over a
 // socketpair; a byte of the input picks the side:
-//  - rigd's (service/session.cpp): a rigd Session reads the input as what a
-//    client sends, a hello and then host arena and export descriptor
-//    requests, with fds attached
+//  - rigd's (service/hello.cpp, service/session.cpp): rigd reads the input
+//    as what a client sends, a hello (as its admission does), then a rigd
+//    Session reads host arena and export descriptor requests, with fds
+//    attached
 //    (sealed and unsealed memfds, a pipe); it answers the welcome and the
 //    replies protocol.h asks for, or closes, and what it answers is checked;
 //  - the client's (drivers/proxy/handshake.cpp, shake_hands): a fake rigd
@@ -15,7 +16,9 @@
 #include "config.hpp"
 #include "exports.hpp"
 #include "handshake.hpp"
+#include "hello.hpp"
 #include "protocol.h"
+#include "refusal.hpp"
 #include "rigd_fuzz.hpp"
 #include "served.hpp"
 #include "session.hpp"
@@ -119,7 +122,7 @@ void rigd_side(FuzzedDataProvider &in) {
   rigd::Policy policy;  // admits every peer
   rigd::Exports exports(served());
   rigd::UserClients users(policy.max_clients_per_user);
-  rigd::Session session(pair[1], served(), policy, exports, users);
+  std::optional<rigd::Session> session;
 
   uint8_t code = in.ConsumeIntegral<uint8_t>();
   rig_proxy_hello hello{RIG_PROXY_MAGIC_HELLO, RIG_PROXY_VERSION};
@@ -154,6 +157,18 @@ void rigd_side(FuzzedDataProvider &in) {
     if (!broken) replies.push_back({RIG_PROXY_MAGIC_ARENA, expected_status(r, fds)});
   }
   shutdown(client.get(), SHUT_WR);
+  // rigd's admission: the hello, then a session for a client it admits.
+  rigd::Hello said;
+  rigd::Hello::Read read;
+  while ((read = said.read(pair[1])) == rigd::Hello::Read::partial) {
+  }
+  if (read == rigd::Hello::Read::complete && said.refusal().empty()) {
+    RIGD_FUZZ_CHECK(users.join(getuid()));
+    session.emplace(pair[1], getuid(), served(), policy, exports, users, [] {});
+  } else {
+    if (read == rigd::Hello::Read::complete) rigd::refuse(pair[1], said.refusal());
+    close(pair[1]);
+  }
 
   // A whole hello gets a welcome, which admits the client if the hello
   // speaks rigd's version, and passes its segments then.

@@ -423,9 +423,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // so that no input sees another's.
     rigd::Exports exports(served());
     rigd::ClientObjects objects(quota_bytes);
+    rigd::Policy policy;  // test knobs refused, as by default
+    policy.quota_bytes = quota_bytes;
     uint32_t sleepers = 0;  // no thread sleeps on the words here
     rigd::Completions completions(words, &sleepers, served());
-    rigd::Requests requests(served(), exports, client, getuid(), objects, completions, arena, proxy_limit);
+    rigd::Requests requests(served(), exports, client, getuid(), objects, completions, arena, proxy_limit, policy);
     Steps steps(input, model, arena);
     uint64_t tag = 0;
     while (input.remaining_bytes() > 0) {

@@ -54,6 +54,12 @@ bool rig_device::lose(const std::string &why, bool fault) {
   return true;
 }
 
+bool rig_device::notice_loss() {
+  if (is_host || is_lost()) return is_lost();
+  if (auto why = drv->lost_outside_calls()) lose(*why, false);
+  return is_lost();
+}
+
 void rig_device::lose_in_fork_child() {
   static const std::string forked = "forked";
   reached_at_loss_ = start;

@@ -114,6 +114,10 @@ struct rig_device {
   // the parent is lost ("forked" unless lost before), its points count as
   // never reached, and rig never calls its driver again.
   void lose_in_fork_child();
+  // Loses the device where its driver learned outside any call that it is
+  // lost (DriverDevice::lost_outside_calls), and answers is_lost(): the
+  // checks of rig_lost and of an open of its name.  Outside rig's locks.
+  bool notice_loss();
 
   // The last value the device reports: reads its word (or the last value
   // read where the device is lost and its driver's word is not readable).

@@ -187,6 +187,11 @@ class DriverDevice {
   // early.  Throws Fault once the device has faulted.
   virtual void sleep(uint64_t seen, int64_t still_ms) = 0;
 
+  // Why the device is lost, where its driver learned it outside any call
+  // (a proxy whose link failed: PROXY-07), else nullopt.  Called outside
+  // rig's locks, from any thread; must not block.
+  virtual std::optional<std::string> lost_outside_calls() { return std::nullopt; }
+
   // Stops the lost device without waiting for its work: drops uncommitted
   // work, releases the queues, and writes last into the word once no work
   // runs.  fault is set where rig lost the device for a fault or a hang.

@@ -66,7 +66,9 @@ rig_status_t rig_signaled(rig_device_t *d, uint64_t *out) {
 }
 
 const char *rig_lost(const rig_device_t *d) {
-  if (!d || !d->is_lost()) return nullptr;
+  // A device its driver knows lost (a proxy of a failed link) is lost
+  // now, whatever call noticed (PROXY-07).
+  if (!d || !const_cast<rig_device_t *>(d)->notice_loss()) return nullptr;
   return d->lost_reason().c_str();
 }
 

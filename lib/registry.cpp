@@ -235,7 +235,7 @@ rig_device_t *open_device_with(const char *name_c, Driver *driver,
   if (const char *why = rig_failure()) throw_open(why);
   if (existing) {
     if (existing->driver != driver) throw_invalid(name + " is open with another driver");
-    if (!existing->is_lost()) return existing;
+    if (!existing->notice_loss()) return existing;
     // An open of a lost device's name runs its owed stop first.
     existing->stop();
     if (!existing->stop_returned()) throw_open(name + ": its lost device has not stopped");

@@ -110,6 +110,10 @@ Policy parse_config(std::istream &in) {
       } else if (key == "host_code") {
         if (value != "allow" && value != "deny") throw std::invalid_argument("host_code is allow or deny, not " + value);
         p.host_code = value == "allow";
+      } else if (key == "test_knobs") {
+        if (value != "allow" && value != "refuse")
+          throw std::invalid_argument("test_knobs is allow or refuse, not " + value);
+        p.test_knobs = value == "allow";
       } else {
         throw std::invalid_argument("unknown key " + key);
       }

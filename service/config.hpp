@@ -35,6 +35,9 @@ struct Policy {
   // images) in its own process: allow, for trusted clients and tests, or
   // deny (the default).
   bool host_code = false;
+  // test_knobs = allow: clients' opens may set the device knobs that exist
+  // for tests (test_knobs.hpp); refuse, the default, answers them RIG_EOPEN.
+  bool test_knobs = false;
 };
 
 struct Options {
@@ -51,8 +54,9 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// quota_bytes, cache_limit_bytes, max_clients_per_user, cuda_contexts and
-// host_code (allow or deny).  Throws std::invalid_argument naming the line.
+// quota_bytes, cache_limit_bytes, max_clients_per_user, cuda_contexts,
+// host_code (allow or deny) and test_knobs (allow or refuse).  Throws
+// std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 
 // Whether policy admits a peer of uid, primary gid and supplementary groups.

@@ -41,21 +41,33 @@ uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, Shared 
   return token;
 }
 
-Exports::WrongTokens &Exports::tries_of(uid_t importer, std::chrono::steady_clock::time_point now) {
-  WrongTokens &w = wrong_tokens_.try_emplace(importer, WrongTokens{most_wrong_tokens, now}).first->second;
-  std::chrono::duration<double> since = now - w.at;
-  w.left = std::min(most_wrong_tokens, w.left + since.count() * wrong_tokens_per_second);
-  w.at = now;
+void Exports::WrongTokens::refill(std::chrono::steady_clock::time_point now, double most,
+                                  double per_second) noexcept {
+  std::chrono::duration<double> since = now - at;
+  left = std::min(most, left + since.count() * per_second);
+  at = now;
+}
+
+template <class Key>
+Exports::WrongTokens &Exports::tries_of(std::unordered_map<Key, WrongTokens> &map, Key key,
+                                        std::chrono::steady_clock::time_point now, double most,
+                                        double per_second) {
+  WrongTokens &w = map.try_emplace(key, WrongTokens{most, now}).first->second;
+  w.refill(now, most, per_second);
   return w;
 }
 
-rig_buffer_t *Exports::get(uint64_t token, size_t device, Shared *shared, uid_t importer) {
+rig_buffer_t *Exports::get(uint64_t token, size_t device, Shared *shared, uid_t importer, uint64_t client) {
   std::lock_guard g(mu_);
-  WrongTokens &tries = tries_of(importer, std::chrono::steady_clock::now());
-  if (tries.left < 1) return nullptr;
+  auto now = std::chrono::steady_clock::now();
+  WrongTokens &mine = tries_of(client_wrong_tokens_, client, now, most_wrong_tokens_per_client,
+                               wrong_tokens_per_client_second);
+  WrongTokens &users = tries_of(wrong_tokens_, importer, now, most_wrong_tokens, wrong_tokens_per_second);
+  if (mine.left < 1 || users.left < 1) return nullptr;
   auto it = exports_.find(token);
   if (it == exports_.end()) {
-    tries.left -= 1;
+    mine.left -= 1;
+    users.left -= 1;
     return nullptr;
   }
   if (it->second.device != device) return nullptr;
@@ -100,6 +112,7 @@ void Exports::remove_owner(uint64_t owner) {
   std::vector<Export> ended;
   {
     std::lock_guard g(mu_);
+    client_wrong_tokens_.erase(owner);
     std::erase_if(exports_, [&](auto &entry) {
       if (entry.second.owner != owner) return false;
       ended.push_back(std::move(entry.second));

@@ -45,18 +45,23 @@ class Exports {
   uint64_t add(uint64_t owner, size_t device, rig_buffer_t *view, Shared shared);
 
   // A new reference to the token's buffer, which must lie on served device
-  // `device`, with what it shares in *shared, for a client of user
-  // `importer`; NULL for no such token or another device.  A user's tries
-  // of tokens that name no export are bounded, over all of its clients:
-  // past most_wrong_tokens of them, one more a second, and every token
-  // answers NULL meanwhile, so that 48 random bits stay out of reach of
-  // trying tokens in turn.
-  rig_buffer_t *get(uint64_t token, size_t device, Shared *shared, uid_t importer);
+  // `device`, with what it shares in *shared, for client `client` of user
+  // `importer`; NULL for no such token or another device.  Tries of tokens
+  // that name no export are bounded for the client first, then for its
+  // user over all of its clients: past most_wrong_tokens_per_client of the
+  // client's, one more every 1 / wrong_tokens_per_client_second seconds,
+  // and past most_wrong_tokens of the user's, one more a second; every
+  // token answers NULL to the client meanwhile, so that 48 random bits stay
+  // out of reach of trying tokens in turn, and one guessing process leaves
+  // the user's others most of their tries.
+  rig_buffer_t *get(uint64_t token, size_t device, Shared *shared, uid_t importer, uint64_t client);
 
-  // The tries of wrong tokens a user may make at once, and how many more
-  // each second gives back.
+  // The tries of wrong tokens a user, and one client, may make at once,
+  // and how many more each second gives back.
   static constexpr double most_wrong_tokens = 64;
   static constexpr double wrong_tokens_per_second = 1;
+  static constexpr double most_wrong_tokens_per_client = 16;
+  static constexpr double wrong_tokens_per_client_second = 0.25;
 
   // A descriptor naming the token, owner's export (rigd keeps it open
   // while the export lasts; the caller sends it and keeps nothing), or -1
@@ -65,7 +70,8 @@ class Exports {
   // The token fd names (one fd_of made), or 0 where it names none.
   uint64_t token_of(int fd) const;
 
-  // Ends every export of owner, as its client goes.
+  // Ends every export of owner, and forgets its tries of wrong tokens, as
+  // its client goes.
   void remove_owner(uint64_t owner);
 
  private:
@@ -77,18 +83,24 @@ class Exports {
     int fd = -1;  // fd_of's, once made: its inode names the export
     uint64_t fd_device = 0, fd_inode = 0;
   };
-  // The tries of wrong tokens a user has left, as of at.
+  // The tries of wrong tokens a user or a client has left, as of at.
   struct WrongTokens {
     double left;
     std::chrono::steady_clock::time_point at;
+    // Gives back the tries of the time since at, up to most.
+    void refill(std::chrono::steady_clock::time_point now, double most, double per_second) noexcept;
   };
   static void end(const Export &e) noexcept;
-  // The tries of wrong tokens importer has left now (under mu_).
-  WrongTokens &tries_of(uid_t importer, std::chrono::steady_clock::time_point now);
+  // The tries of wrong tokens key (a user or a client) has left now, in
+  // map (under mu_).
+  template <class Key>
+  static WrongTokens &tries_of(std::unordered_map<Key, WrongTokens> &map, Key key,
+                               std::chrono::steady_clock::time_point now, double most, double per_second);
   SharedRows rows_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Export> exports_;
-  std::unordered_map<uid_t, WrongTokens> wrong_tokens_;  // by user that tried one
+  std::unordered_map<uid_t, WrongTokens> wrong_tokens_;             // by user that tried one
+  std::unordered_map<uint64_t, WrongTokens> client_wrong_tokens_;  // by client that tried one
 };
 
 }  // namespace rigd

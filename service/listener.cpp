@@ -75,6 +75,10 @@ Listener::Listener(const std::string &path) : path_(path) {
     throw std::invalid_argument("a rigd already listens on " + path);
   }
   close(fd_);
+  // Only a socket is removed: anything else at the path is not rigd's.
+  struct stat found;
+  if (lstat(path.c_str(), &found) == 0 && !S_ISSOCK(found.st_mode))
+    throw std::invalid_argument(path + " exists and is not a socket: rigd replaces only a stale socket");
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) fail("socket");
   unlink(path.c_str());

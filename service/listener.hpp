@@ -8,7 +8,8 @@ namespace rigd {
 // The listening socket: the one systemd passed (socket activation:
 // LISTEN_PID names this process and LISTEN_FDS is 1, the socket at fd 3),
 // else a new Unix stream socket bound at path, mode 0660, its directory
-// made (mode 0755) where missing, a stale socket file replaced.  The
+// made (mode 0755) where missing, a stale socket file replaced (anything
+// else at path is refused: std::invalid_argument).  The
 // socket rigd bound is unlinked when the listener ends; one systemd passed
 // is systemd's.
 class Listener {

@@ -6,29 +6,27 @@
 //
 // It runs until SIGTERM or SIGINT, then ends its sessions, closes its
 // devices, removes the socket it bound and exits 0.
+#include "admission.hpp"
 #include "config.hpp"
+#include "descriptors.hpp"
 #include "listener.hpp"
 #include "served.hpp"
-#include "session.hpp"
 
-#include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <fstream>
-#include <list>
-#include <memory>
 #include <stdexcept>
+#include <system_error>
 
 namespace {
 
 // The signals that end rigd, blocked in every thread and read from a
-// signalfd by the accept loop.
+// signalfd by the admission loop.
 sigset_t ending_signals() {
   sigset_t set;
   sigemptyset(&set);
@@ -51,33 +49,12 @@ rigd::Options options_of(int argc, char **argv) {
   return o;
 }
 
-// Accepts clients until an ending signal arrives, a session each.
-void serve(const rigd::Listener &listener, int signals, const rigd::ServedDevices &served,
-           const rigd::Policy &policy) {
-  // Declared first: the sessions end, and let go of their exports, before
-  // the table goes.
-  rigd::Exports exports(served);
-  rigd::UserClients users(policy.max_clients_per_user);
-  std::list<std::unique_ptr<rigd::Session>> sessions;
-  for (;;) {
-    pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {signals, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      throw std::system_error(errno, std::generic_category(), "poll");
-    }
-    if (fds[1].revents) break;
-    sessions.remove_if([](const auto &s) { return s->ended(); });
-    int client = accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (client >= 0) sessions.push_back(std::make_unique<rigd::Session>(client, served, policy, exports, users));
-  }
-  for (auto &s : sessions) s->stop();
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
   try {
     rigd::Options options = options_of(argc, argv);
+    rigd::raise_descriptor_limit();
     sigset_t ending = ending_signals();
     pthread_sigmask(SIG_BLOCK, &ending, nullptr);
     int signals = signalfd(-1, &ending, SFD_CLOEXEC);
@@ -86,7 +63,7 @@ int main(int argc, char **argv) {
     rigd::Listener listener(options.socket);
     std::fprintf(stderr, "rigd: serving %zu devices on %s\n", served.size(),
                  listener.activated() ? "the socket systemd passed" : options.socket.c_str());
-    serve(listener, signals, served, options.policy);
+    rigd::serve_clients(listener, signals, served, options.policy);
     close(signals);
     return 0;
   } catch (const std::exception &e) {

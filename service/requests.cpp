@@ -2,6 +2,7 @@
 #include "requests.hpp"
 
 #include "handover.hpp"
+#include "test_knobs.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -91,8 +92,17 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
   if (!payload_.copy_out(entry.payload_offset, std::as_writable_bytes(std::span(config))) ||
       config.find('\0') != std::string::npos)
     return RIG_EINVAL;
+  std::string knob = test_knob_in(config);
+  if (!knob.empty() && !policy_.test_knobs) {
+    std::fprintf(stderr, "rigd: refused an open setting the test knob %s (test_knobs = allow admits it)\n",
+                 knob.c_str());
+    return RIG_EOPEN;
+  }
   std::shared_ptr<Instance> instance = instance_for(entry.device, config);
   if (!instance) return RIG_EOPEN;
+  // A client's budget never passes its quota.
+  if (policy_.quota_bytes > 0 && rig_budget(instance->device()) > policy_.quota_bytes)
+    rig_set_budget(instance->device(), policy_.quota_bytes);
   auto proxy = static_cast<uint32_t>(proxies_.size());
   answer.value = proxy;
   proxies_.push_back({entry.device, entry.args[0], false, std::move(instance)});
@@ -103,7 +113,7 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
 std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::string &config) {
   std::string why;
   std::optional<InstanceConfig> opening =
-      instance_config(served_.records()[device].name, config, contexts_, user_, client_, &why);
+      instance_config(served_.records()[device].name, config, policy_.cuda_contexts, user_, client_, &why);
   if (!opening) return nullptr;
   std::shared_ptr<Instance> &current = current_[device];
   // The client's proxies of a device share its instance while it lives;
@@ -339,7 +349,7 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
 rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   const Proxy &p = proxies_[entry.device];
   Exports::Shared shared;
-  rig_buffer_t *view = exports_.get(entry.args[0], p.device, &shared, user_);
+  rig_buffer_t *view = exports_.get(entry.args[0], p.device, &shared, user_, client_);
   if (!view) return RIG_EINVAL;
   answer.detail = static_cast<uint64_t>(rig_buffer_bytes(view));
   // The importer's work on the bytes runs on its own instance where that

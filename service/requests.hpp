@@ -4,6 +4,7 @@
 #include "client_images.hpp"
 #include "client_objects.hpp"
 #include "completions.hpp"
+#include "config.hpp"
 #include "contexts.hpp"
 #include "exports.hpp"
 #include "handover.hpp"
@@ -23,15 +24,16 @@ class Requests {
  public:
   // proxy_limit: the words of the client's completion segment; client:
   // the client's number, which owns its exports; user: the client's user,
-  // whose imports of tokens Exports bounds; host_code: whether rigd loads
-  // the client's host code (its config's host_code = allow); contexts:
-  // which clients' instances of a CUDA device share a context.
+  // whose imports of tokens Exports bounds; policy: whether the client's
+  // opens may set test knobs (test_knobs.hpp), its quota, whether rigd
+  // loads its host code (host_code) and which clients' instances of a CUDA
+  // device share a context (cuda_contexts).
   Requests(const ServedDevices &served, Exports &exports, uint64_t client, uid_t user, ClientObjects &objects,
            Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit,
-           bool host_code = false, CudaContexts contexts = CudaContexts::per_user) noexcept
+           const Policy &policy) noexcept
       : served_(served), exports_(exports), client_(client), user_(user), objects_(objects),
-        completions_(completions), payload_(payload), proxy_limit_(proxy_limit), contexts_(contexts),
-        current_(served.size()), images_(objects, host_code) {}
+        completions_(completions), payload_(payload), proxy_limit_(proxy_limit), policy_(policy),
+        current_(served.size()), images_(objects, policy.host_code) {}
 
   // Runs the request entry, rigd's own copy of a ring entry, and answers
   // whether it has a completion, which it writes to answer: RIG_EINVAL with
@@ -82,7 +84,7 @@ class Requests {
   Completions &completions_;
   rig::proxy::PayloadArena payload_;
   uint32_t proxy_limit_;
-  CudaContexts contexts_;
+  const Policy &policy_;
   std::vector<Proxy> proxies_;
   // By served device: the client's instance that its next proxies use.
   std::vector<std::shared_ptr<Instance>> current_;

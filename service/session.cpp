@@ -6,6 +6,7 @@
 #include "completions.hpp"
 #include "poller.hpp"
 #include "protocol.h"
+#include "refusal.hpp"
 #include "requests.hpp"
 #include "ring_segment.hpp"
 #include "segments.hpp"
@@ -16,10 +17,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <cstring>
-#include <optional>
+#include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rigd {
@@ -32,39 +33,6 @@ constexpr rig::proxy::RingSegmentShape ring_shape{256, 512, 1 << 20};
 // A proxy's word is never reused: a client opens this many proxies at most
 // while it is connected.
 constexpr uint32_t proxy_words = 1024;
-// A client that connects and says nothing is dropped after this.
-constexpr int hello_timeout_s = 5;
-
-struct Peer {
-  uid_t uid;
-  gid_t gid;
-  std::vector<gid_t> groups;
-};
-
-std::optional<Peer> peer_of(int socket) {
-  ucred credentials{};
-  socklen_t length = sizeof credentials;
-  if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return std::nullopt;
-  Peer peer{credentials.uid, credentials.gid, {}};
-  // SO_PEERGROUPS answers ERANGE with the size it needs.
-  socklen_t bytes = 0;
-  getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, nullptr, &bytes);
-  peer.groups.resize(bytes / sizeof(gid_t));
-  if (!peer.groups.empty() && getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, peer.groups.data(), &bytes) != 0)
-    peer.groups.clear();
-  return peer;
-}
-
-rig_proxy_welcome welcome_of(int32_t status, uint32_t device_count, const std::string &why) {
-  rig_proxy_welcome w{};
-  w.magic = RIG_PROXY_MAGIC_WELCOME;
-  w.version = RIG_PROXY_VERSION;
-  w.status = status;
-  w.device_count = device_count;
-  std::snprintf(w.why, sizeof w.why, "%s", why.c_str());
-  return w;
-}
-
 // The served devices' records as a client of quota bytes (0 for none)
 // sees them: each proxy's budget is at most the quota, which counts them
 // together.
@@ -75,12 +43,6 @@ std::vector<rig_proxy_device_record> with_quota(std::vector<rig_proxy_device_rec
       r.flags |= RIG_PROXY_DEVICE_QUOTA;
     }
   return records;
-}
-
-void refuse(int socket, const std::string &why) {
-  rig_proxy_welcome w = welcome_of(RIG_EOPEN, 0, why);
-  rig::proxy::send_message(socket, std::as_bytes(std::span(&w, 1)));
-  std::fprintf(stderr, "rigd: refused a client: %s\n", why.c_str());
 }
 
 // The client's completion segment: the header, then a word a line.
@@ -161,20 +123,25 @@ uint64_t next_client() {
 
 }  // namespace
 
-Session::Session(int socket, const ServedDevices &served, const Policy &policy, Exports &exports,
-                 UserClients &users)
+Session::Session(int socket, uid_t user, const ServedDevices &served, const Policy &policy, Exports &exports,
+                 UserClients &users, std::function<void()> on_end)
     : socket_(socket),
       served_(served),
       policy_(policy),
       exports_(exports),
       users_(users),
       client_(next_client()),
+      user_(user),
+      on_end_(std::move(on_end)),
       thread_([this] {
         try {
           serve();
         } catch (const std::exception &e) {
           std::fprintf(stderr, "rigd: a session ended: %s\n", e.what());
         }
+        users_.leave(user_);
+        ended_.store(true, std::memory_order_release);
+        on_end_();
       }) {}
 
 Session::~Session() {
@@ -188,48 +155,23 @@ void Session::stop() noexcept { shutdown(socket_, SHUT_RDWR); }
 void Session::serve() {
   // However the session ends, the client sees its end of the socket close
   // now, not once rigd reaps the session.
-  struct MarkEnded {
+  struct Stop {
     Session &session;
-    ~MarkEnded() {
-      session.stop();
-      if (session.counted_) session.users_.leave(session.user_);
-      session.ended_.store(true, std::memory_order_release);
-    }
-  } mark{*this};
-  if (!admit()) return;
-
+    ~Stop() { session.stop(); }
+  } stop_at_end{*this};
+  // What the client needs is made before its welcome, so that a failure to
+  // make any of it refuses the client with the reason.
+  std::unique_ptr<Segment> completion, ring;
   auto layout = rig::proxy::lay_out_ring_segment(ring_shape);
-  auto completion = completion_segment();
-  Segment ring("rigd-rings", layout->segment.bytes, ClientAccess::read_write);
-  std::memcpy(ring.base(), &*layout, sizeof *layout);
-  if (!welcome(*completion, ring)) return;
-  run(rig::proxy::RingSegment(ring.base(), *layout), *completion);
-}
-
-bool Session::admit() {
-  timeval timeout{hello_timeout_s, 0};
-  setsockopt(socket_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  rig_proxy_hello hello{};
-  if (!rig::proxy::receive_message(socket_, std::as_writable_bytes(std::span(&hello, 1)))) return false;
-  std::string why;
-  auto peer = peer_of(socket_);
-  if (hello.magic != RIG_PROXY_MAGIC_HELLO || hello.version != RIG_PROXY_VERSION)
-    why = "the client speaks protocol version " + std::to_string(hello.version) + ", rigd speaks " +
-          std::to_string(RIG_PROXY_VERSION);
-  else if (!peer)
-    why = "rigd cannot read the client's credentials";
-  else if (!admits(policy_, peer->uid, peer->gid, peer->groups))
-    why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
-  else if (!users_.join(peer->uid))
-    why = "user " + std::to_string(peer->uid) + " has " + std::to_string(users_.most()) +
-          " clients connected, the most rigd's policy admits (max_clients_per_user)";
-  if (why.empty()) {
-    user_ = peer->uid;
-    counted_ = true;  // the last check joined
-    return true;
+  try {
+    completion = completion_segment();
+    ring = std::make_unique<Segment>("rigd-rings", layout->segment.bytes, ClientAccess::read_write);
+  } catch (const std::exception &e) {
+    refuse(socket_, std::string("rigd cannot make the client's segments: ") + e.what());
+    return;
   }
-  refuse(socket_, why);
-  return false;
+  std::memcpy(ring->base(), &*layout, sizeof *layout);
+  run(rig::proxy::RingSegment(ring->base(), *layout), *completion, *ring);
 }
 
 bool Session::welcome(const Segment &completion, const Segment &ring) {
@@ -243,37 +185,55 @@ bool Session::welcome(const Segment &completion, const Segment &ring) {
   return rig::proxy::send_message(socket_, message, fds);
 }
 
-void Session::run(const rig::proxy::RingSegment &rings, const Segment &completion) {
-  serve_client(rings, completion);
+void Session::run(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring) {
+  serve_client(rings, completion, ring);
   // What the client held is in rig's caches now: it goes back to the
   // drivers, so that a client that goes, however it goes, leaves rigd
   // holding what it held before the client came.
   served_.free_caches();
 }
 
-void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion) {
+void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring) {
   ClientObjects objects(policy_.quota_bytes);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_);
   Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
-                    policy_.host_code, policy_.cuda_contexts);
+                    policy_);
   std::atomic<bool> stopping{false};
-  std::thread poller([&] {
-    if (run_poller(rings, requests, stopping) == PollerEnd::breach) {
-      std::fprintf(stderr, "rigd: a client broke the rings' protocol: disconnected\n");
+  std::thread poller;
+  try {
+    poller = std::thread([&] {
+      try {
+        if (run_poller(rings, requests, stopping) == PollerEnd::breach)
+          std::fprintf(stderr, "rigd: a client broke the rings' protocol: disconnected\n");
+      } catch (const std::exception &e) {
+        // Such as a thread or memory rigd could not make for a request.
+        std::fprintf(stderr, "rigd: a client's request failed: %s: disconnected\n", e.what());
+      }
       stop();
+    });
+  } catch (const std::system_error &e) {
+    refuse(socket_, std::string("rigd cannot make the client's poller thread: ") + e.what());
+    return;
+  }
+  // However this function ends, the poller ends, then the client's
+  // exports; completions, then objects, end after: the client's values are
+  // waited for, then its memory goes back to rig, which frees it once no
+  // work uses it.
+  struct EndClient {
+    Session &session;
+    std::thread &poller;
+    std::atomic<bool> &stopping;
+    const rig::proxy::RingSegment &rings;
+    ~EndClient() {
+      stopping.store(true, std::memory_order_release);
+      wake_poller(rings);
+      poller.join();
+      session.exports_.remove_owner(session.client_);
     }
-  });
-  timeval forever{0, 0};
-  setsockopt(socket_, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+  } end_client{*this, poller, stopping, rings};
+  if (!welcome(completion, ring)) return;
   while (serve_socket_request(socket_, objects, exports_, client_)) {
   }
-  stopping.store(true, std::memory_order_release);
-  wake_poller(rings);
-  poller.join();
-  exports_.remove_owner(client_);
-  // completions, then objects, end here: the client's values are waited
-  // for, then its memory goes back to rig, which frees it once no work
-  // uses it.
 }
 
 }  // namespace rigd

@@ -1,4 +1,4 @@
-// One client's session: admission, handshake, its segments and its poller.
+// One admitted client's session: its welcome, its segments and its poller.
 #pragma once
 
 #include "config.hpp"
@@ -8,20 +8,28 @@
 #include "served.hpp"
 #include "user_clients.hpp"
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <functional>
 #include <thread>
 
 namespace rigd {
 
 class Session {
  public:
-  // Takes the connected socket and serves the client on a thread of its
-  // own: checks its credentials (SO_PEERCRED) against policy, answers its
-  // hello, passes it its segments, then runs its requests until it
-  // disconnects, breaks the rings' protocol or rigd stops.  users counts
-  // the admitted client under its user while it is connected.
-  Session(int socket, const ServedDevices &served, const Policy &policy, Exports &exports, UserClients &users);
-  // Stops the session and waits for it to end.
+  // Serves a client rigd admitted (admission.hpp) on socket, a blocking
+  // stream socket it takes, on a thread of its own: makes the client's
+  // segments and poller, sends the welcome, then runs its requests until
+  // it disconnects, breaks the rings' protocol or rigd stops.  Where any of
+  // those cannot be made the client is refused with the reason instead.
+  // users counts the client under user; the session counts it out as it
+  // ends, then calls on_end (on its own thread).  Throws std::system_error
+  // where the thread cannot be made: the socket and the count are then
+  // still the caller's.
+  Session(int socket, uid_t user, const ServedDevices &served, const Policy &policy, Exports &exports,
+          UserClients &users, std::function<void()> on_end);
+  // Stops the session, waits for it to end and closes its socket.
   ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
@@ -33,27 +41,23 @@ class Session {
 
  private:
   void serve();
-  // Reads the hello and checks it and the peer's credentials, and counts
-  // the client under its user; answers a refusal and false if the client
-  // may not connect.
-  bool admit();
   // Sends the welcome, the device records and the segments' fds.
   bool welcome(const Segment &completion, const Segment &ring);
   // Serves the admitted client's rings and socket until it goes or stop(),
   // then returns what it held to the served devices' drivers.
-  void run(const rig::proxy::RingSegment &rings, const Segment &completion);
-  void serve_client(const rig::proxy::RingSegment &rings, const Segment &completion);
+  void run(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring);
+  void serve_client(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring);
 
   int socket_;
   const ServedDevices &served_;
   const Policy &policy_;
   Exports &exports_;
   UserClients &users_;
-  uint64_t client_;       // the client's number, unique in rigd's life
-  uid_t user_ = 0;        // the client's user, once admitted
-  bool counted_ = false;  // in users_, until the session ends
+  uint64_t client_;  // the client's number, unique in rigd's life
+  uid_t user_;
+  std::function<void()> on_end_;
   std::atomic<bool> ended_{false};
-  std::thread thread_;
+  std::thread thread_;  // last: it starts once the rest is made
 };
 
 }  // namespace rigd

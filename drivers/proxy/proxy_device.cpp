@@ -567,4 +567,10 @@ bool ProxyDevice::others_done(Region r, uint64_t mark) {
   return std::atomic_ref<const uint64_t>(words->done).load(std::memory_order_acquire) >= mark || link_->lost();
 }
 
+std::optional<std::string> ProxyDevice::lost_outside_calls() {
+  std::string why;
+  if (link_->lost(&why)) return why;
+  return std::nullopt;
+}
+
 }  // namespace rig::proxy

@@ -69,6 +69,9 @@ class ProxyDevice : public DriverDevice {
   uint64_t signaled() override;
   void sleep(uint64_t seen, int64_t still_ms) override;
   void stop(const std::optional<std::string> &fault, uint64_t last) override;
+  // The link's reason once it is lost: every proxy of the link is lost
+  // with it (PROXY-07), used since or not.
+  std::optional<std::string> lost_outside_calls() override;
   std::optional<uint64_t> others_mark(Region r) override;
   bool others_done(Region r, uint64_t mark) override;
 

@@ -145,7 +145,9 @@ class ProxyDriver : public Driver {
       throw std::runtime_error("rigd refused a proxy of " + served_name + " (" +
                                rig_status_name(static_cast<rig_status_t>(answer.status)) + ")" +
                                (answer.status == RIG_EOPEN ? ": it could not open an instance of the device with that "
-                                                             "configuration, or serves no more proxies to this process"
+                                                             "configuration, its policy refuses a test knob the "
+                                                             "configuration sets (rigd(8), test_knobs), or it serves "
+                                                             "no more proxies to this process"
                                                            : ""));
     return std::make_unique<ProxyDevice>(link, static_cast<uint32_t>(served), static_cast<uint32_t>(answer.value),
                                          start);

@@ -215,8 +215,8 @@ uint64_t rig_submitted(const rig_device_t *d);
  * through d's driver loses d (as for a device of another machine). */
 rig_status_t rig_signaled(rig_device_t *d, uint64_t *out);
 
-/* The reason d is lost ("closed", "no progress for 5000 ms", ...), or NULL
- * while it is live.  Never waits.  The string lives as long as d. */
+/* The reason d is lost ("closed", "no progress for 5000 ms", ...; a proxy's, once its machine is
+ * lost: PROXY-07), or NULL while it is live.  Never waits.  The string lives as long as d. */
 const char *rig_lost(const rig_device_t *d);
 
 /* ------------------------------------------------------------------------ */

@@ -106,9 +106,11 @@ rig_status_t rig_service_share(rig_buffer_t *b, uint64_t *token);
  *
  * RIG_EINVAL if d is not a proxy, token names no export rigd holds, or the
  * export is another served device's memory, and for every token while the
- * process's user has tried 64 tokens that named no export, one more coming
- * back each second (so that no process finds another's export by trying
- * tokens in turn); RIG_ELOST if d is lost. */
+ * process's connection has tried 16 tokens that named no export, one more
+ * coming back every 4 seconds, or its user 64 over all of its connections,
+ * one more coming back each second (so that no process finds another's
+ * export by trying tokens in turn, and one that tries leaves its user's
+ * others most of theirs); RIG_ELOST if d is lost. */
 rig_status_t rig_service_import(rig_device_t *d, uint64_t token, rig_buffer_t **out);
 
 /* Exports b's bytes as rig_service_share does, as *fd: a new file

@@ -37,7 +37,8 @@ std::string make_temporary_directory() {
   return pattern;
 }
 
-RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd, std::string directory) {
+RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd, std::string directory,
+                       const std::function<void()> &in_child) {
   RigdProcess rigd{-1, directory, directory + "/rigd.sock"};
   std::vector<std::string> words = {"rigd", "--socket", rigd.socket, "--foreground"};
   words.insert(words.end(), arguments.begin(), arguments.end());
@@ -54,6 +55,7 @@ RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd,
       setenv("LISTEN_PID", std::to_string(getpid()).c_str(), 1);
       setenv("LISTEN_FDS", "1", 1);
     }
+    if (in_child) in_child();
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     execv(RIGD_PATH, argv.data());
     _exit(127);
@@ -67,12 +69,13 @@ RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd,
   return rigd;
 }
 
-RigdProcess start_rigd_with_config(std::vector<std::string> arguments, const std::string &config_text) {
+RigdProcess start_rigd_with_config(std::vector<std::string> arguments, const std::string &config_text,
+                                   const std::function<void(const std::string &directory)> &in_child) {
   std::string directory = make_temporary_directory();
   std::string config = directory + "/rigd.conf";
   std::ofstream(config) << config_text;
   arguments.insert(arguments.end(), {"--config", config});
-  return start_rigd(arguments, -1, directory);
+  return start_rigd(arguments, -1, directory, in_child ? [&] { in_child(directory); } : std::function<void()>());
 }
 
 int stop_rigd(RigdProcess &rigd) {

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,13 +26,16 @@ std::string make_temporary_directory();
 
 // Starts rigd (RIGD_PATH) with --socket directory/rigd.sock --foreground and
 // arguments, and returns once it accepts connections.  With listen_fd >= 0
-// rigd gets that socket by activation (LISTEN_FDS) instead.  Fails the test
-// if rigd exits first.
+// rigd gets that socket by activation (LISTEN_FDS) instead.  in_child runs
+// in rigd's process before it execs (a test's limits on rigd: setrlimit,
+// setuid).  Fails the test if rigd exits first.
 RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd = -1,
-                       std::string directory = make_temporary_directory());
+                       std::string directory = make_temporary_directory(),
+                       const std::function<void()> &in_child = {});
 
 // start_rigd with --config, a file of config_text in rigd's directory.
-RigdProcess start_rigd_with_config(std::vector<std::string> arguments, const std::string &config_text);
+RigdProcess start_rigd_with_config(std::vector<std::string> arguments, const std::string &config_text,
+                                   const std::function<void(const std::string &directory)> &in_child = {});
 
 // Sends rigd SIGTERM and returns its wait status.  rigd also gets SIGTERM
 // if the test process dies first.

@@ -191,7 +191,8 @@ Test(clients, a_process_imports_through_a_descriptor_passed_to_it, .timeout = 60
 namespace {
 
 void importer_waits_for_the_exporters_fill(bool through_mapping) {
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0,SIM:1"});
+  // latency_us is a test knob: rigd's policy allows it here.
+  RigdProcess rigd = start_rigd_with_config({"--devices", "SIM:0,SIM:1"}, "test_knobs = allow\n");
   constexpr int64_t bytes = 4096;
   run_linked_pair(
       [&](int importer) {
@@ -497,6 +498,78 @@ Test(clients, creates_past_the_quota_answer_enomem, .timeout = 60) {
     return 0;
   });
   cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
+}
+
+/* PROXY-07 (a proxy fails with its link: when the link fails, every proxy
+ * of it reports the failure) and MACH-03's open on a lost machine: a client
+ * holds MEM:0@rigd and SIM:0@rigd, and uses neither; once rigd is killed
+ * both report lost within a second, with rig_last_error naming rigd's
+ * close, the machine is lost, and rig_open of either name answers RIG_EOPEN
+ * instead of the lost proxy. */
+Test(clients, a_lost_machines_unused_proxies_all_report_lost, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0,SIM:0"});
+  Channel link;
+  pid_t client = fork_client(
+      [&] {
+        rig_machine_t *machine = nullptr;
+        rig_service_options_t options{sizeof options, rigd.socket.c_str()};
+        require(rig_service_connect(&options, &machine) == RIG_OK, "connect: %s", rig_last_error());
+        rig_device_t *mem = open_device("MEM:0@rigd"), *sim = open_device("SIM:0@rigd");
+        require(rig_lost(mem) == nullptr && rig_lost(sim) == nullptr, "live while rigd runs");
+        require(send_value(link.ends[1], 1), "the test is gone");
+        uint64_t killed;
+        require(receive_value(link.ends[1], killed, client_start_ms), "the test killed rigd");
+        while (!rig_lost(mem) && monotonic_ns() - static_cast<int64_t>(killed) < 1000000000)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        for (rig_device_t *d : {mem, sim}) {
+          const char *why = rig_lost(d);
+          require(why != nullptr && lost_because_rigd_closed(why), "%s is lost within a second: %s", rig_device_name(d),
+                  why ? why : "(live)");
+        }
+        require(rig_machine_lost(machine) != nullptr, "the machine is lost");
+        for (const char *name : {"MEM:0@rigd", "SIM:0@rigd"}) {
+          rig_device_t *again = nullptr;
+          rig_status_t status = rig_open(name, nullptr, &again);
+          require(status == RIG_EOPEN && again == nullptr && lost_because_rigd_closed(rig_last_error()),
+                  "rig_open of %s answers %s: %s", name, rig_status_name(status), rig_last_error());
+        }
+        return 0;
+      },
+      {link.ends[1]});
+  link.close_end(1);
+  uint64_t ready;
+  cr_assert(receive_value(link.ends[0], ready, client_start_ms), "the client opened its proxies");
+  cr_assert(kill(rigd.pid, SIGKILL) == 0);
+  send_value(link.ends[0], static_cast<uint64_t>(monotonic_ns()));
+  cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
+}
+
+/* rigd(8), test_knobs: an open of SIM:0@rigd that sets a device knob that
+ * exists for tests (latency_us, hang_ms, fault_at, budget) answers
+ * RIG_EOPEN where rigd's policy does not allow them, as by default, and
+ * an open without one succeeds; with test_knobs = allow the open with the
+ * knob succeeds. */
+Test(clients, test_knobs_are_refused_unless_the_policy_allows_them, .timeout = 60) {
+  // A client a configuration: a client's instance of a device has one.
+  auto open_answers = [](const std::string &socket, const char *config, rig_status_t expected) {
+    pid_t client = fork_client([&] {
+      connect_service(socket);
+      rig_open_options_t options{sizeof options, config};
+      rig_device_t *d = nullptr;
+      rig_status_t status = rig_open("SIM:0@rigd", &options, &d);
+      require(status == expected, "an open with %s answers %s", config, rig_status_name(status));
+      return 0;
+    });
+    return ended_cleanly(await_client(client, client_end_s));
+  };
+  const char *knobs[] = {"latency_us=1000", "hang_ms=100000", "fault_at=1", "budget=64G", "count=1,hang_ms=9"};
+  {
+    RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+    for (const char *knob : knobs) cr_assert(open_answers(rigd.socket, knob, RIG_EOPEN), "%s is refused", knob);
+    cr_assert(open_answers(rigd.socket, "copy_gbps=100", RIG_OK), "an open with no test knob succeeds");
+  }
+  RigdProcess rigd = start_rigd_with_config({"--devices", "SIM:0"}, "test_knobs = allow\n");
+  for (const char *knob : knobs) cr_assert(open_answers(rigd.socket, knob, RIG_OK), "%s is allowed", knob);
 }
 
 /* DESIGN.md "The per-host service", connection: rigd admits the users its

@@ -96,6 +96,8 @@ Test(config, config_lines) {
   cr_assert(!config("").host_code, "rigd runs no client's host code by default");
   cr_assert(config("host_code = allow").host_code);
   cr_assert(!config("host_code = deny").host_code);
+  cr_assert(!config("").test_knobs, "test knobs are refused by default");
+  cr_assert(config("test_knobs = allow").test_knobs && !config("test_knobs = refuse").test_knobs);
 }
 
 Test(config, config_errors_name_their_line) {
@@ -108,6 +110,7 @@ Test(config, config_errors_name_their_line) {
             std::string::npos);
   cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
   cr_assert(config_error("host_code = yes").find("allow or deny") != std::string::npos);
+  cr_assert(config_error("test_knobs = yes").find("allow or refuse") != std::string::npos);
 }
 
 Test(config, policy_admits_listed_peers_only) {

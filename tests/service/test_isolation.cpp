@@ -63,7 +63,8 @@ int run_faulting_client(const std::string &socket) {
  * through the fault and after it; a new client is served; and once every
  * client is gone rigd holds none of their memory. */
 Test(isolation, a_fault_in_one_clients_work_loses_its_proxy_alone, .timeout = 120) {
-  RigdProcess rigd = start_rigd({"--devices", "MEM:0,SIM:0"});
+  // fault_at is a test knob: rigd's policy allows it here.
+  RigdProcess rigd = start_rigd_with_config({"--devices", "MEM:0,SIM:0"}, "test_knobs = allow\n");
   raw::Client observer(rigd.socket);
   raw::Client::Allocated baseline = observer.allocated_of_two();
   run_beside_steady([&](int link) { return run_steady_client(rigd.socket, link); },
@@ -159,7 +160,8 @@ Test(isolation, new_memory_holds_nothing_another_client_wrote, .timeout = 60) {
  * fault) was reached, so the importer reads and writes it, and its proxy
  * stays live and runs more work. */
 Test(isolation, a_fault_in_the_exporter_leaves_the_importer_live, .timeout = 60) {
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  // fault_at is a test knob: rigd's policy allows it here.
+  RigdProcess rigd = start_rigd_with_config({"--devices", "SIM:0"}, "test_knobs = allow\n");
   constexpr int64_t shared_bytes = 64 << 10;
   run_linked_pair(
       [&](int exporter_link) {

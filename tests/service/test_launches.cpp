@@ -29,7 +29,8 @@ namespace {
 constexpr int64_t floats = 1000;
 
 RigdProcess trusting_rigd(const char *devices) {
-  return start_rigd_with_config({"--devices", devices}, "host_code = allow\n");
+  // The sim's fault_at, a test knob, makes a launch fault.
+  return start_rigd_with_config({"--devices", devices}, "host_code = allow\ntest_knobs = allow\n");
 }
 
 // A client that launches add rounds times over its own buffers, seeds

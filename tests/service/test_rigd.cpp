@@ -11,7 +11,8 @@
  * protocol is disconnected; a client of another protocol version, and a
  * user the policy does not admit, are refused with the reason; socket
  * activation (LISTEN_FDS) serves on the passed socket; SIGTERM ends rigd
- * with status 0 and removes the socket it bound. */
+ * with status 0 and removes the socket it bound; rigd refuses to start
+ * over a path that is not a socket, and leaves what is there. */
 #include "handshake.hpp"
 #include "rigd_process.hpp"
 #include "ring_segment.hpp"
@@ -19,7 +20,9 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -28,6 +31,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using namespace rig::proxy;
@@ -193,4 +199,30 @@ Test(rigd, socket_activation_serves_the_passed_socket, .timeout = 60) {
   cr_assert(ended_cleanly(stop_rigd(rigd)));
   cr_assert(access(path.c_str(), F_OK) == 0, "an activated socket is systemd's to remove");
   close(listening);
+}
+
+Test(rigd, refuses_to_start_over_a_path_that_is_not_a_socket, .timeout = 60) {
+  std::string directory = make_temporary_directory();
+  std::string path = directory + "/rigd.sock";
+  std::ofstream(path) << "not rigd's";
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    execl(RIGD_PATH, "rigd", "--socket", path.c_str(), "--devices", "MEM:0", "--foreground", nullptr);
+    _exit(127);
+  }
+  // A rigd that serves there instead is ended, once it had time to exit.
+  int status = 0;
+  pid_t ended = 0;
+  for (int i = 0; i < 200 && (ended = waitpid(pid, &status, WNOHANG)) == 0; ++i) usleep(50000);
+  if (ended == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  std::ifstream in(path);
+  std::string left((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(directory);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "rigd exits 1 over a regular file: status %#x", status);
+  cr_assert(left == "not rigd's", "the file is left as it was: \"%s\"", left.c_str());
 }

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -216,14 +217,15 @@ Test(rigd_requests, an_export_descriptor_names_the_export_to_its_holder_alone, .
   cr_assert(other.arena(&arena) != 0, "the session goes on");
 }
 
-/* exports.hpp: a user's tries of tokens that name no export are bounded
- * over all of its clients (Exports::most_wrong_tokens at once, then one a
- * second), and every token answers RIG_EINVAL meanwhile, so that no client
- * finds another's export by trying tokens in turn; the tries come back with
- * time. */
+/* exports.hpp, rigd(8): tries of tokens that name no export are bounded
+ * for the connection first (16 at once), then for its user over all of its
+ * clients (64 at once, then one a second), and every token answers RIG_EINVAL to a
+ * client past either meanwhile, so that no client finds another's export
+ * by trying tokens in turn, and one guessing client leaves its user's
+ * others their imports; the tries come back with time. */
 Test(rigd_requests, trying_tokens_in_turn_finds_no_export, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
-  Client exporter(rigd.socket), guesser(rigd.socket), later(rigd.socket);
+  Client exporter(rigd.socket), later(rigd.socket);
   uint64_t token = export_new_buffer(exporter);
 
   auto import = [&](Client &c, uint32_t on, uint64_t t) {
@@ -233,14 +235,26 @@ Test(rigd_requests, trying_tokens_in_turn_finds_no_export, .timeout = 60) {
     i.args[0] = t;
     return c.request(i).status;
   };
-  auto guesser_proxy = static_cast<uint32_t>(guesser.open(0));
   auto later_proxy = static_cast<uint32_t>(later.open(0));
-  // Tokens that differ from the export's in their random bits alone.
-  for (uint64_t k = 1; k <= 64; k++)
-    cr_assert(import(guesser, guesser_proxy, token ^ (k << RIG_PROXY_TOKEN_ROW_BITS)) == rig_einval,
+  // rigd(8)'s bounds (exports.hpp's most_wrong_tokens_per_client and
+  // most_wrong_tokens).
+  constexpr uint64_t per_client = 16, per_user = 64;
+  // Guessers that each spend their own tries, on tokens that differ from
+  // the export's in their random bits alone, until the user has spent its.
+  std::vector<std::unique_ptr<Client>> guessers;
+  for (uint64_t k = 1; k <= per_user; k++) {
+    if (k % per_client == 1) guessers.push_back(std::make_unique<Client>(rigd.socket));
+    Client &guesser = *guessers.back();
+    auto proxy = static_cast<uint32_t>(guesser.open(0));
+    cr_assert(import(guesser, proxy, token ^ (k << RIG_PROXY_TOKEN_ROW_BITS)) == rig_einval,
               "wrong token %llu names nothing", static_cast<unsigned long long>(k));
-  cr_assert(import(guesser, guesser_proxy, token) == rig_einval, "past its tries the user finds no export");
-  cr_assert(import(later, later_proxy, token) == rig_einval, "nor does another client of the user");
+    if (k != per_client) continue;
+    cr_assert(import(guesser, proxy, token) == rig_einval, "past its own tries a client finds no export");
+    cr_assert(import(later, later_proxy, token) == rig_ok,
+              "another client of the user imports meanwhile: the guessing client is bounded first");
+  }
+  cr_assert(import(later, later_proxy, token) == rig_einval,
+            "past the user's tries over its clients no client of the user finds an export");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   cr_assert(import(later, later_proxy, token) == rig_ok, "a second later the user may try again");
 }

@@ -40,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -422,9 +423,11 @@ bool accepts(const std::string &path) {
   return connected;
 }
 
-// Starts rigd on socket and returns its pid once it accepts, or -1 (said why).
-pid_t start_rigd(const std::string &socket) {
-  std::vector<std::string> words = {"rigd", "--socket", socket, "--devices", "MEM:0,SIM:0", "--foreground"};
+// Starts rigd on socket with the config file config and returns its pid
+// once it accepts, or -1 (said why).
+pid_t start_rigd(const std::string &socket, const std::string &config) {
+  std::vector<std::string> words = {"rigd",        "--socket", socket, "--devices", "MEM:0,SIM:0",
+                                    "--foreground", "--config", config};
   std::vector<char *> argv;
   for (auto &w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
@@ -480,8 +483,12 @@ int main() {
     return 1;
   }
   std::string socket = directory + "/rigd.sock";
+  // The faulting client's fault_at is a test knob, which rigd's policy
+  // must allow.
+  std::string config = directory + "/rigd.conf";
+  std::ofstream(config) << "test_knobs = allow\n";
   int failures = 0;
-  pid_t rigd = start_rigd(socket);
+  pid_t rigd = start_rigd(socket, config);
   if (rigd > 0) {
     Pipes pipes{};
     if (pipe2(pipes.token, O_CLOEXEC) != 0 || pipe2(pipes.done, O_CLOEXEC) != 0) {

@@ -1,0 +1,362 @@
+// rigd's admission (admission.hpp).
+#include "admission.hpp"
+
+#include "descriptors.hpp"
+#include "exports.hpp"
+#include "hello.hpp"
+#include "refusal.hpp"
+#include "session.hpp"
+#include "user_clients.hpp"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+namespace rigd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Connections accepted in one turn of the loop, before it reads hellos.
+constexpr int accepts_per_turn = 64;
+
+struct Peer {
+  uid_t uid;
+  gid_t gid;
+  std::vector<gid_t> groups;
+};
+
+std::optional<Peer> peer_of(int socket) {
+  ucred credentials{};
+  socklen_t length = sizeof credentials;
+  if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return std::nullopt;
+  Peer peer{credentials.uid, credentials.gid, {}};
+  // SO_PEERGROUPS answers ERANGE with the size it needs.
+  socklen_t bytes = 0;
+  getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, nullptr, &bytes);
+  peer.groups.resize(bytes / sizeof(gid_t));
+  if (!peer.groups.empty() && getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, peer.groups.data(), &bytes) != 0)
+    peer.groups.clear();
+  return peer;
+}
+
+[[noreturn]] void fail(const char *what) { throw std::system_error(errno, std::generic_category(), what); }
+
+class Admission {
+ public:
+  Admission(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
+            Exports &exports, UserClients &users);
+  ~Admission();
+  Admission(const Admission &) = delete;
+  Admission &operator=(const Admission &) = delete;
+
+  // Serves until an ending signal.
+  void run();
+
+ private:
+  // A connection whose credentials rigd admitted (and counted under its
+  // user), until its hello comes or its deadline passes.
+  struct Pending {
+    int socket;
+    uid_t user;
+    Clock::time_point deadline;
+    Hello hello;
+  };
+  using PendingList = std::list<Pending>;  // in deadline order
+
+  int wait_ms() const;
+  void accept_some();
+  // Accepts one connection; false where none is waiting or none can be
+  // taken now.
+  bool accept_one();
+  // At EMFILE: accepts the waiting connection with the reserve's
+  // descriptor and refuses it.
+  bool refuse_past_the_limit();
+  void pause_accepting();
+  void resume_accepting();
+  // A connection just accepted: its credentials checked and counted, or
+  // refused.
+  void greet(int socket);
+  void read_hello(PendingList::iterator p);
+  void admit(PendingList::iterator p);
+  // Forgets the pending connection, closes it and counts it out.
+  void drop(PendingList::iterator p);
+  void expire();
+  void reap();
+  void watch(int fd, uint32_t events);
+
+  const Listener &listener_;
+  int signals_;
+  const ServedDevices &served_;
+  const Policy &policy_;
+  Exports &exports_;
+  UserClients &users_;
+  int epoll_ = -1;
+  int ended_ = -1;  // an eventfd each session writes as it ends
+  ReserveDescriptor reserve_;
+  bool accepting_ = true;
+  Clock::time_point resume_at_{};
+  PendingList pending_;
+  std::unordered_map<int, PendingList::iterator> pending_by_socket_;
+  std::list<std::unique_ptr<Session>> sessions_;
+};
+
+Admission::Admission(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
+                     Exports &exports, UserClients &users)
+    : listener_(listener), signals_(signals), served_(served), policy_(policy), exports_(exports), users_(users) {
+  epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_ < 0) fail("epoll_create1");
+  ended_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (ended_ < 0) {
+    close(epoll_);
+    fail("eventfd");
+  }
+  // accept answers EAGAIN, never blocks, once the backlog is empty.
+  fcntl(listener_.fd(), F_SETFL, fcntl(listener_.fd(), F_GETFL) | O_NONBLOCK);
+  try {
+    watch(listener_.fd(), EPOLLIN);
+    watch(signals_, EPOLLIN);
+    watch(ended_, EPOLLIN);
+  } catch (...) {
+    close(ended_);
+    close(epoll_);
+    throw;
+  }
+}
+
+Admission::~Admission() {
+  for (auto &s : sessions_) s->stop();
+  sessions_.clear();
+  for (const Pending &p : pending_) {
+    close(p.socket);
+    users_.leave(p.user);
+  }
+  close(ended_);
+  close(epoll_);
+}
+
+void Admission::watch(int fd, uint32_t events) {
+  epoll_event e{};
+  e.events = events;
+  e.data.fd = fd;
+  if (epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &e) != 0) fail("epoll_ctl");
+}
+
+int Admission::wait_ms() const {
+  auto now = Clock::now();
+  std::optional<Clock::time_point> next;
+  if (!pending_.empty()) next = pending_.front().deadline;
+  if (!accepting_) next = next ? std::min(*next, resume_at_) : resume_at_;
+  if (!next) return -1;
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, 60000));
+}
+
+void Admission::run() {
+  constexpr int most_events = 64;
+  epoll_event events[most_events];
+  for (;;) {
+    int n = epoll_wait(epoll_, events, most_events, wait_ms());
+    if (n < 0 && errno != EINTR) fail("epoll_wait");
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == signals_) return;
+      // No exception escapes the loop: what failed is one client's.
+      try {
+        if (fd == listener_.fd()) {
+          accept_some();
+        } else if (fd == ended_) {
+          reap();
+        } else if (auto p = pending_by_socket_.find(fd); p != pending_by_socket_.end()) {
+          read_hello(p->second);
+        }
+      } catch (const std::exception &e) {
+        std::fprintf(stderr, "rigd: admission: %s\n", e.what());
+      }
+    }
+    expire();
+    if (!accepting_ && Clock::now() >= resume_at_) resume_accepting();
+  }
+}
+
+void Admission::accept_some() {
+  for (int i = 0; i < accepts_per_turn && accepting_ && accept_one(); ++i) {
+  }
+}
+
+bool Admission::accept_one() {
+  int socket = accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (socket >= 0) {
+    greet(socket);
+    return true;
+  }
+  switch (errno) {
+    case EINTR:
+    case ECONNABORTED:
+      return true;
+    case EAGAIN:
+      return false;
+    case EMFILE:
+    case ENFILE:
+      return refuse_past_the_limit();
+    default:  // ENOBUFS, ENOMEM: the kernel's memory, for a moment
+      pause_accepting();
+      return false;
+  }
+}
+
+bool Admission::refuse_past_the_limit() {
+  if (!reserve_.release()) {
+    pause_accepting();
+    return false;
+  }
+  int socket = accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (socket >= 0) {
+    refuse(socket, "rigd has no file descriptor left for another client: its " + std::to_string(descriptor_limit()) +
+                       " (RLIMIT_NOFILE) are open");
+    close(socket);
+  }
+  // Another thread may take the descriptor first: rigd then pauses at the
+  // next EMFILE, and takes the reserve again as descriptors come back.
+  reserve_.take();
+  return socket >= 0;
+}
+
+void Admission::pause_accepting() {
+  if (!accepting_) return;
+  epoll_event e{};
+  e.data.fd = listener_.fd();
+  epoll_ctl(epoll_, EPOLL_CTL_MOD, listener_.fd(), &e);
+  accepting_ = false;
+  resume_at_ = Clock::now() + accept_pause;
+}
+
+void Admission::resume_accepting() {
+  reserve_.take();
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.fd = listener_.fd();
+  epoll_ctl(epoll_, EPOLL_CTL_MOD, listener_.fd(), &e);
+  accepting_ = true;
+}
+
+void Admission::greet(int socket) {
+  std::string why;
+  auto peer = peer_of(socket);
+  if (!peer)
+    why = "rigd cannot read the client's credentials";
+  else if (!admits(policy_, peer->uid, peer->gid, peer->groups))
+    why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
+  else if (!users_.join(peer->uid))
+    why = "user " + std::to_string(peer->uid) + " has " + std::to_string(users_.most()) +
+          " clients connected, the most rigd's policy admits (max_clients_per_user)";
+  if (!why.empty()) {
+    refuse(socket, why);
+    close(socket);
+    return;
+  }
+  try {
+    pending_.push_back({socket, peer->uid, Clock::now() + hello_deadline, {}});
+  } catch (...) {
+    users_.leave(peer->uid);
+    close(socket);
+    throw;
+  }
+  auto p = std::prev(pending_.end());
+  try {
+    pending_by_socket_[socket] = p;
+    watch(socket, EPOLLIN | EPOLLRDHUP);
+  } catch (...) {
+    drop(p);
+    throw;
+  }
+}
+
+void Admission::read_hello(PendingList::iterator p) {
+  switch (p->hello.read(p->socket)) {
+    case Hello::Read::partial:
+      return;
+    case Hello::Read::closed:
+      return drop(p);
+    case Hello::Read::complete:
+      break;
+  }
+  if (std::string why = p->hello.refusal(); !why.empty()) {
+    refuse(p->socket, why);
+    return drop(p);
+  }
+  admit(p);
+}
+
+void Admission::admit(PendingList::iterator p) {
+  int socket = p->socket;
+  uid_t user = p->user;
+  epoll_ctl(epoll_, EPOLL_CTL_DEL, socket, nullptr);
+  pending_by_socket_.erase(socket);
+  pending_.erase(p);
+  // The session's socket blocks: its thread waits on it.
+  fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) & ~O_NONBLOCK);
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(socket, user, served_, policy_, exports_, users_, [this] {
+      uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = write(ended_, &one, sizeof one);
+    });
+  } catch (const std::exception &e) {
+    refuse(socket, std::string("rigd cannot make the client's thread: ") + e.what());
+    close(socket);
+    users_.leave(user);
+    return;
+  }
+  sessions_.push_back(std::move(session));
+}
+
+void Admission::drop(PendingList::iterator p) {
+  epoll_ctl(epoll_, EPOLL_CTL_DEL, p->socket, nullptr);
+  close(p->socket);
+  users_.leave(p->user);
+  pending_by_socket_.erase(p->socket);
+  pending_.erase(p);
+}
+
+void Admission::expire() {
+  auto now = Clock::now();
+  while (!pending_.empty() && pending_.front().deadline <= now) drop(pending_.begin());
+}
+
+void Admission::reap() {
+  uint64_t count;
+  [[maybe_unused]] ssize_t n = read(ended_, &count, sizeof count);
+  // An ended session's socket closes here, as it ends, not at the next
+  // connection.
+  sessions_.remove_if([](const auto &s) { return s->ended(); });
+  if (!reserve_.held()) reserve_.take();
+}
+
+}  // namespace
+
+void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy) {
+  // Declared first: the sessions end, and let go of their exports, before
+  // the table goes.
+  Exports exports(served);
+  UserClients users(policy.max_clients_per_user);
+  Admission admission(listener, signals, served, policy, exports, users);
+  admission.run();
+}
+
+}  // namespace rigd

@@ -1,0 +1,30 @@
+// rigd's admission: one thread and one epoll that accept connections,
+// check each peer's credentials as it is accepted, read hellos up to a
+// deadline, and make a session (its threads and segments) only for a
+// client admitted.  A refused connection costs rigd its socket alone, and
+// only until the refusal is sent.
+#pragma once
+
+#include "config.hpp"
+#include "listener.hpp"
+#include "served.hpp"
+
+#include <chrono>
+
+namespace rigd {
+
+// How long a connection may take to send its hello before rigd closes it.
+inline constexpr std::chrono::seconds hello_deadline{5};
+
+// How long rigd stops accepting where it can neither accept nor refuse a
+// connection (no descriptor left, even in reserve), rather than spin.
+inline constexpr std::chrono::milliseconds accept_pause{100};
+
+// Serves clients on listener until an ending signal is read from signals
+// (a signalfd), then stops every session and returns once they ended.
+// A failure to make what one client needs (a thread, a segment, a
+// descriptor) refuses that client with the reason and serves the rest.
+// Throws std::system_error where rigd cannot make its epoll at the start.
+void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy);
+
+}  // namespace rigd
