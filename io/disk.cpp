@@ -141,9 +141,8 @@ int64_t disk_write(void *, void *region, int64_t offset, const void *src, int64_
 }
 
 int64_t disk_budget() {
-  const char *env = std::getenv("RIG_DISK");
   try {
-    return rig::Options(env ? env : "").bytes("budget", INT64_MAX);
+    return rig::Options::of_environment("RIG_DISK", {"budget"}).bytes("budget", INT64_MAX);
   } catch (const std::exception &) {
     return INT64_MAX;
   }
