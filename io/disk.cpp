@@ -34,7 +34,8 @@ struct DiskRegion {
   int64_t offset;
   int64_t length;
   bool writable;
-  std::mutex mu;  // pages
+  std::string path;  // as rig_disk_open was given it; empty for scratch
+  std::mutex mu;     // pages
   std::vector<Pages> pages;
 
   rig::io::FileRegion file() {
@@ -73,7 +74,7 @@ int disk_alloc(void *, int64_t n, void **region) {
     close(fd);
     return -e;
   }
-  *region = new DiskRegion{fd, 0, n, true, {}, {}};
+  *region = new DiskRegion{fd, 0, n, true, {}, {}, {}};
   return 0;
 }
 
@@ -112,13 +113,15 @@ void disk_unpages(void *, void *region, void *address, int64_t) {
     }
 }
 
-// The count moved, fewer where the file ended, or a negative errno.
+// The count moved, fewer where the file ended or an error stopped the
+// transfer after some bytes (the next call then answers the error), or a
+// negative errno.
 template <class F>
 int64_t transfer(F &&f) {
   try {
     return f();
   } catch (const rig::io::IoError &e) {
-    return e.errno_value == 0 ? e.bytes_done : -e.errno_value;
+    return e.errno_value == 0 || e.bytes_done > 0 ? e.bytes_done : -e.errno_value;
   } catch (const std::invalid_argument &) {
     return -EINVAL;
   } catch (const std::bad_alloc &) {
@@ -138,18 +141,61 @@ int64_t disk_write(void *, void *region, int64_t offset, const void *src, int64_
 }
 
 int64_t disk_budget() {
-  const char *env = std::getenv("RIG_DISK");
   try {
-    return rig::Options(env ? env : "").bytes("budget", INT64_MAX);
+    return rig::Options::of_environment("RIG_DISK", {"budget"}).bytes("budget", INT64_MAX);
   } catch (const std::exception &) {
     return INT64_MAX;
   }
 }
 
+const char *disk_describe(void *, void *region) {
+  auto *r = static_cast<DiskRegion *>(region);
+  return r->path.empty() ? "a scratch file" : r->path.c_str();
+}
+
 const rig_io_ops_t *disk_ops() {
-  static const rig_io_ops_t ops = {sizeof(rig_io_ops_t), RIG_DISK_KEY, disk_budget(), disk_alloc, disk_free,
-                                   disk_pages,           disk_unpages, disk_read,     disk_write};
+  static const rig_io_ops_t ops = {sizeof(rig_io_ops_t), RIG_DISK_KEY, disk_budget(), disk_alloc,
+                                   disk_free,            disk_pages,   disk_unpages,  disk_read,
+                                   disk_write,           disk_describe};
   return &ops;
+}
+
+[[noreturn]] void throw_io(const char *path, const std::string &why, int code) {
+  rig::Error e(RIG_EIO, std::string(path) + ": " + why);
+  e.code = code;
+  throw e;
+}
+
+// What a file that is not a regular file is, for the message that refuses it.
+const char *kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// Closes fd, then throws as throw_io.
+[[noreturn]] void close_and_throw(int fd, const char *path, const std::string &why, int code) {
+  close(fd);
+  throw_io(path, why, code);
+}
+
+// Opens path as a regular file, never blocking, and fills st: O_NONBLOCK
+// lets the open of a FIFO return, fstat then refuses it, and the flag is
+// cleared again (so that reads wait for the disk instead of answering
+// EAGAIN).  DISK serves no block device: its size is no file's size.
+int open_regular(const char *path, bool writable, struct stat &st) {
+  int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) throw_io(path, std::strerror(errno), errno);
+  if (fstat(fd, &st) != 0) close_and_throw(fd, path, std::strerror(errno), errno);
+  if (!S_ISREG(st.st_mode))
+    close_and_throw(fd, path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file",
+                    S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) close_and_throw(fd, path, std::strerror(errno), errno);
+  return fd;
 }
 
 }  // namespace
@@ -168,20 +214,14 @@ rig_status_t rig_disk_open(const char *path, rig_disk_mode_t mode, int64_t offse
     rig::require(offset >= 0 && length >= -1, "the offset and length must not be negative");
     rig_device_t *d = nullptr;
     if (rig_disk_device(&d) != RIG_OK) throw rig::Error(RIG_EOPEN, rig_last_error());
-    int fd = open(path, (mode == RIG_DISK_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-      rig::Error e(RIG_EIO, std::string(path) + ": " + std::strerror(errno));
-      e.code = errno;
-      if (fd >= 0) close(fd);
-      throw e;
-    }
+    int fd = open_regular(path, mode == RIG_DISK_READ_WRITE, st);
     if (length == -1) length = st.st_size > offset ? st.st_size - offset : 0;
     if (offset > st.st_size || length > st.st_size - offset) {
       close(fd);
       rig::throw_invalid(std::string(path) + ": the range lies past the file's end");
     }
-    auto *r = new DiskRegion{fd, offset, length, mode == RIG_DISK_READ_WRITE, {}, {}};
+    auto *r = new DiskRegion{fd, offset, length, mode == RIG_DISK_READ_WRITE, path, {}, {}};
     rig_status_t s = rig_buffer_of_io(d, RIG_DISK_KEY, r, mode == RIG_DISK_READ ? RIG_ACCESS_READ : RIG_ACCESS_READ_WRITE,
                                       length, out);
     if (s != RIG_OK) disk_free(nullptr, r);

@@ -1,7 +1,7 @@
 #include "allocation.hpp"
 
+#include "buffer.hpp"
 #include "probes.hpp"
-
 #include "registry.hpp"
 #include "staging.hpp"
 
@@ -431,7 +431,7 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
       r = io->io_ops->pages(io->io_library, a->region, a->bytes, &pages);
     }
     if (r < 0) {
-      Error e(RIG_EIO, io->name + ": its pages could not be mapped: " + std::strerror(-r));
+      Error e(RIG_EIO, io_region_name(io, a->region) + ": its pages could not be mapped: " + std::strerror(-r));
       e.code = -r;
       throw e;
     }

@@ -71,8 +71,11 @@ rig_buffer_t *new_buffer(Allocation *a, rig_device_t *d, int64_t offset, int64_t
 // A buffer over an io device's region (rig_buffer_of_io).
 rig_buffer_t *new_io_buffer(rig_device_t *d, void *region, rig_access_t access, int64_t n);
 // Moves n bytes between the io memory a, from its byte offset, and host
-// memory; throws RIG_EIO with the errno, or with the count where the region
-// was cut short.
+// memory; throws RIG_EIO naming the region, with the errno and the bytes
+// moved before the failure, or with the count where the region was cut
+// short.
 int64_t io_move(rig_device_t *io, Allocation *a, bool write, int64_t offset, void *host, int64_t n);
+// "NAME: what the library says region is" (NAME where it says nothing).
+std::string io_region_name(rig_device_t *io, void *region);
 
 }  // namespace rig

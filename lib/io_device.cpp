@@ -6,6 +6,7 @@
 #include "registry.hpp"
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -64,12 +65,23 @@ Driver *io_driver_of(const rig_io_ops_t *ops) {
   return d;
 }
 
+// The functions of a library compiled before describe was added end
+// before it.
+constexpr size_t kOpsBeforeDescribe = offsetof(rig_io_ops_t, describe);
+
 bool valid_ops(const rig_io_ops_t *ops) {
-  return ops && ops->size >= sizeof(rig_io_ops_t) && ops->region_key && ops->budget >= 0 && ops->alloc &&
+  return ops && ops->size >= kOpsBeforeDescribe && ops->region_key && ops->budget >= 0 && ops->alloc &&
          ops->free && ops->pages && ops->unpages && ops->read && ops->write;
 }
 
 }  // namespace
+
+std::string io_region_name(rig_device_t *io, void *region) {
+  const rig_io_ops_t *ops = io->io_ops;
+  const char *what = nullptr;
+  if (ops->size >= kOpsBeforeDescribe + sizeof ops->describe && ops->describe) what = ops->describe(io->io_library, region);
+  return what && *what ? io->name + ": " + what : io->name;
+}
 
 int64_t io_move(rig_device_t *io, Allocation *a, bool write, int64_t offset, void *host, int64_t n) {
   void *region = a->region;
@@ -78,16 +90,15 @@ int64_t io_move(rig_device_t *io, Allocation *a, bool write, int64_t offset, voi
     DriverCallMask mask;
     int64_t r = write ? io->io_ops->write(io->io_library, region, offset + done, static_cast<char *>(host) + done, n - done)
                       : io->io_ops->read(io->io_library, region, offset + done, static_cast<char *>(host) + done, n - done);
-    if (r < 0) {
-      Error e(RIG_EIO, io->name + ": " + (write ? "write" : "read") + " failed after " + std::to_string(done) +
-                           " bytes: " + std::strerror(static_cast<int>(-r)));
-      e.code = static_cast<int>(-r);
-      throw e;
-    }
-    if (r == 0) {
-      Error e(RIG_EIO, io->name + ": the region was cut short: " + std::to_string(done) + " of " +
-                           std::to_string(n) + " bytes moved");
-      e.code = EIO;
+    if (r <= 0) {
+      // The bytes before done are in place: a write that ran out of room
+      // says how many it wrote.
+      std::string what = io_region_name(io, region) + ": " + (write ? "write" : "read") + " of " +
+                         std::to_string(n) + " bytes at byte " + std::to_string(offset);
+      Error e(RIG_EIO, r < 0 ? what + " failed after " + std::to_string(done) + " bytes: " +
+                                   std::strerror(static_cast<int>(-r))
+                             : what + " found the region cut short after " + std::to_string(done) + " bytes");
+      e.code = r < 0 ? static_cast<int>(-r) : EIO;
       throw e;
     }
     done += r;

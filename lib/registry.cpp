@@ -5,6 +5,8 @@
 #include "host_facts.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -183,20 +185,49 @@ void maybe_leave_slot(rig_device_t *d) {
 
 namespace {
 
+// Refuses (RIG_EINVAL) a name that is not PREFIX[:UNIT][~TAG][@MACHINE],
+// PREFIX and UNIT of letters, digits and '_', TAG and MACHINE of those
+// and '.' and '-', none empty: a stray character would open a new device.
+void check_name(const std::string &name) {
+  auto word = [](char c, bool dots) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (dots && (c == '.' || c == '-'));
+  };
+  static const char *const form = "; a device name is PREFIX[:UNIT][~TAG][@MACHINE]";
+  // The separators each part starts with, in order, and whether it holds dots.
+  const char *seps = ":~@";
+  size_t part = 0;  // 0: PREFIX; else 1 + the index in seps of the last separator
+  size_t length = 0;
+  for (size_t i = 0; i < name.size(); i++) {
+    char c = name[i];
+    const char *sep = c ? std::strchr(seps, c) : nullptr;
+    if (sep && static_cast<size_t>(sep - seps) + 1 > part) {
+      if (length == 0) break;
+      part = static_cast<size_t>(sep - seps) + 1;
+      length = 0;
+      continue;
+    }
+    if (!word(c, part >= 2))
+      throw_invalid("\"" + name + "\" is not a device name: character " + std::to_string(i) + " is not allowed there" +
+                    form);
+    length++;
+  }
+  if (length == 0) throw_invalid("\"" + name + "\" is not a device name: a part of it is empty" + form);
+}
+
 // The name of the hardware that name opens: NAME~TAG (TAG before any
 // @MACHINE) is an instance of NAME's, which its driver opens as it opens
 // NAME, as a device of its own.
 std::string hardware_of(const std::string &name) {
   auto tilde = name.find('~');
   if (tilde == std::string::npos) return name;
-  auto at = name.find('@', tilde);
-  if (at == tilde + 1 || tilde + 1 == name.size()) throw_invalid(name + ": the instance's tag after ~ is empty");
+  auto at = name.find('@', tilde);  // check_name found TAG not empty
   return name.substr(0, tilde) + (at == std::string::npos ? "" : name.substr(at));
 }
 
 }  // namespace
 
 rig_device_t *open_device(const char *name_c, Driver *driver, const char *config) {
+  if (name_c) check_name(name_c);
   if (name_c && std::string(name_c) != "CPU" && !driver) {
     driver = driver_of_prefix(name_c);
     if (!driver) throw_invalid(std::string("no driver opens devices named ") + name_c);
@@ -265,6 +296,10 @@ rig_device_t *open_device_with(const char *name_c, Driver *driver,
   } catch (const Error &) {
     release_slot();
     throw;
+  } catch (const std::invalid_argument &e) {
+    // A configuration the driver refuses: a key it has not, a bad value.
+    release_slot();
+    throw_invalid(name + ": " + e.what());
   } catch (const std::exception &e) {
     release_slot();
     throw_open(name + ": " + e.what());

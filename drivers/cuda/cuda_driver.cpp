@@ -45,11 +45,12 @@ class CudaDriver final : public Driver {
 
   std::unique_ptr<DriverDevice> open(const std::string &name, const std::string &config, uint64_t start) override {
     int ordinal = ordinal_of(name);
-    Options options(config);
+    Options options(config, {"hang_ms", "context"});
     std::optional<int64_t> hang_ms;
     if (options.has("hang_ms")) hang_ms = options.integer("hang_ms", 0);
+    if (hang_ms && *hang_ms <= 0) options.refuse("hang_ms", "not positive");
     std::string context = options.text("context", "");
-    if (options.has("context") && context.empty()) throw std::runtime_error("context= names no context");
+    if (options.has("context") && context.empty()) options.refuse("context", "empty: it names no context");
     const cu::Api &cuda = api();
     int count = device_count(cuda);
     if (ordinal >= count)

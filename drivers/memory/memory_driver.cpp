@@ -28,7 +28,7 @@ class MemoryDriver final : public Driver {
  public:
   const char *prefix() const override { return "MEM"; }
   std::unique_ptr<DriverDevice> open(const std::string &, const std::string &config, uint64_t start) override {
-    return std::make_unique<HostAddressedDevice>(memory_facts(Options(config)), start);
+    return std::make_unique<HostAddressedDevice>(memory_facts(Options(config, {"budget"})), start);
   }
   void probe(const std::function<void(const std::string &, const std::string &)> &f) override {
     f("MEM:0", "");

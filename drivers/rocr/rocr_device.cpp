@@ -157,9 +157,9 @@ RocrDevice::RocrDevice(const HsaRuntime &runtime, size_t index, const std::strin
     : rt_(runtime) {
   const HsaApi &api = rt_.api;
   const GpuAgent &g = rt_.gpus.at(index);
-  Options options(config);
+  Options options(config, {"hang_ms"});
   int64_t hang_ms = options.integer("hang_ms", 0);
-  if (hang_ms < 0) throw std::runtime_error("hang_ms must not be negative");
+  if (hang_ms < 0) options.refuse("hang_ms", "negative");
   if (!g.has_device_pool) throw std::runtime_error("the GPU agent has no coarse-grained memory pool");
 
   engine_ = std::make_shared<Engine>(rt_, g, book_, start);

@@ -5,7 +5,8 @@
 // a commit releases it, and a timeline word of their own rises as values
 // complete.  They load code as the host does (host_code.hpp) and run a
 // launch on the compute worker alone, a few calls of whole groups in turn.
-// Knobs come from RIG_SIM and from rig_open's config:
+// Knobs come from RIG_SIM (the shared ones) and from rig_open's config
+// (any); an unknown key or a bad value is refused naming it and its source:
 //   count=N        devices that rig_probe lists (default 2)
 //   latency_us=N   time each value's work takes at least (default 0)
 //   copy_gbps=X    bandwidth of copies and fills (default unbounded)
@@ -59,26 +60,37 @@ struct Knobs {
   double copy_gbps;
   bool queue_waits, own_word, handle_only;
   explicit Knobs(const std::string &config) {
-    const char *env = std::getenv("RIG_SIM");
-    Options base(env ? env : "");
-    Options over(config);
-    auto pick_int = [&](const char *k, int64_t fallback) { return over.integer(k, base.integer(k, fallback)); };
-    count = pick_int("count", 2);
-    latency_us = pick_int("latency_us", 0);
-    commit_every = pick_int("commit_every", 8);
-    hang_ms = pick_int("hang_ms", 5000);
-    first_after = over.integer("first_after", 0);
-    numa_node = over.integer("numa_node", -1);
-    max_words = over.integer("max_words", 0);
-    fault_at = over.integer("fault_at", 0);
-    own_word = over.integer("own_word", 0) != 0;
-    handle_only = over.integer("handle_only", 0) != 0;
-    queue_waits = pick_int("queue_waits", 1) != 0;
-    budget = over.bytes("budget", base.bytes("budget", int64_t{1} << 30));
-    copy_gbps = over.real("copy_gbps", base.real("copy_gbps", 0));
-    if (count < 0 || latency_us < 0 || commit_every < 1 || budget < 0 || copy_gbps < 0 || hang_ms < 1 ||
-        first_after < 0 || max_words < 0 || fault_at < 0)
-      throw std::runtime_error("a RIG_SIM knob is out of range");
+    // RIG_SIM sets the knobs every sim shares; the configuration any knob
+    // of its device.
+    Options base = Options::of_environment(
+        "RIG_SIM", {"count", "latency_us", "copy_gbps", "budget", "commit_every", "queue_waits", "hang_ms"});
+    Options over(config, {"count", "latency_us", "copy_gbps", "budget", "commit_every", "queue_waits", "hang_ms",
+                  "first_after", "numa_node", "handle_only", "own_word", "max_words", "fault_at"});
+    // The options a knob comes from: the configuration's where it sets the
+    // knob, else RIG_SIM's where shared.
+    auto from = [&](const char *k, bool shared) -> const Options & { return shared && !over.has(k) ? base : over; };
+    // An integer knob of at least least.
+    auto pick = [&](const char *k, int64_t fallback, int64_t least, bool shared) {
+      const Options &o = from(k, shared);
+      int64_t v = o.integer(k, fallback);
+      if (v < least) o.refuse(k, "below " + std::to_string(least));
+      return v;
+    };
+    count = pick("count", 2, 0, true);
+    latency_us = pick("latency_us", 0, 0, true);
+    commit_every = pick("commit_every", 8, 1, true);
+    hang_ms = pick("hang_ms", 5000, 1, true);
+    first_after = pick("first_after", 0, 0, false);
+    numa_node = pick("numa_node", -1, -1, false);
+    max_words = pick("max_words", 0, 0, false);
+    fault_at = pick("fault_at", 0, 0, false);
+    own_word = pick("own_word", 0, INT64_MIN, false) != 0;
+    handle_only = pick("handle_only", 0, INT64_MIN, false) != 0;
+    queue_waits = pick("queue_waits", 1, INT64_MIN, true) != 0;
+    budget = from("budget", true).bytes("budget", int64_t{1} << 30);
+    const Options &gbps = from("copy_gbps", true);
+    copy_gbps = gbps.real("copy_gbps", 0);
+    if (copy_gbps < 0) gbps.refuse("copy_gbps", "negative");
   }
 };
 

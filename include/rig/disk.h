@@ -3,7 +3,9 @@
  * run as io_uring reads and writes (O_DIRECT where the file system, offsets,
  * lengths and addresses allow, the page cache otherwise), through staging
  * memory where the other side is memory the host does not address.  A file
- * cut short makes a copy answer RIG_EIO, never a SIGBUS. */
+ * cut short makes a copy answer RIG_EIO naming the file, never a SIGBUS; a
+ * write that fails part way (ENOSPC) answers RIG_EIO with the errno, and
+ * its message names the file and the bytes it wrote, which are in place. */
 #ifndef RIG_DISK_H
 #define RIG_DISK_H
 
@@ -32,9 +34,13 @@ rig_status_t rig_disk_device(rig_device_t **out);
 /* *out is a buffer on DISK over length bytes of the file at path from its
  * byte offset (length -1: to the file's end), admitting Read for
  * RIG_DISK_READ.  The file stays open until no buffer over it remains.  Two
- * opens of one file are two memories that share no byte.  RIG_EIO with the
- * errno if the file cannot be opened; RIG_EINVAL for a NULL path, an
- * unknown mode, or a range past the file's end. */
+ * opens of one file are two memories that share no byte.  Only a regular
+ * file opens: a directory, FIFO, socket, character or block device (DISK
+ * serves no block device) answers RIG_EIO at once, never blocking, with a
+ * message that names the path and what it is (errno EISDIR for a
+ * directory, EINVAL for the others).  RIG_EIO with the errno if the file
+ * cannot be opened; RIG_EINVAL for a NULL path, an unknown mode, or a range
+ * past the file's end. */
 rig_status_t rig_disk_open(const char *path, rig_disk_mode_t mode, int64_t offset, int64_t length,
                            rig_buffer_t **out);
 

@@ -175,6 +175,10 @@ typedef struct rig_io_ops {
    * was cut short (then fewer), or a negative errno (RIG_EIO). */
   int64_t (*read)(void *library, void *region, int64_t offset, void *dst, int64_t n);
   int64_t (*write)(void *library, void *region, int64_t offset, const void *src, int64_t n);
+  /* What region is, as rig's messages name it, such as a file's path; the
+   * text lives as long as the region.  May be NULL, or lie past the size
+   * the library compiled: messages then name the device alone. */
+  const char *(*describe)(void *library, void *region);
 } rig_io_ops_t;
 
 /* Opens the io device named name with the library's functions, which must

@@ -130,15 +130,25 @@ rig_device_t *rig_host(void);
  * context, and a fault sticks to all of them).  rigd runs each client's
  * work on instances of its own.
  *
+ * A name is PREFIX[:UNIT][~TAG][@MACHINE]: PREFIX and UNIT of letters,
+ * digits and '_', TAG and MACHINE of those, '.' and '-', no part empty.
+ * The driver checks opts' config: a key it does not have, or a value not
+ * of its knob's kind or range, answers RIG_EINVAL with a message that
+ * names it (for a key, with the driver's keys; for a value, the knob, its
+ * value and "the configuration").
+ *
  * RIG_EOPEN with the reason when the device cannot be opened: the driver
- * refused, the name's device is lost and its stop has not returned, or
- * every one of the 65,535 slots is held.  An open of a lost device's name
- * first runs that device's owed stop, then opens a new device, unequal to
- * the lost one, whose timeline continues past its slot's earlier values.
- * RIG_EINVAL if name is NULL or names no driver, if the device open under
- * that name is another driver's, if the driver's facts break their rules,
- * or if called from inside the open of that name.  Opens of one name run
- * one at a time; opens of other names go on meanwhile. */
+ * refused (a bad knob of its environment variable, such as RIG_SIM, is
+ * named with the variable), the name's device is lost and its stop has
+ * not returned, or every one of the 65,535 slots is held.  An open of a
+ * lost device's name first runs that device's owed stop, then opens a new
+ * device, unequal to the lost one, whose timeline continues past its
+ * slot's earlier values.  RIG_EINVAL if name is NULL, malformed (the
+ * message quotes it) or names no driver, if the driver refuses the
+ * configuration as above, if the device open under that name is another
+ * driver's, if the driver's facts break their rules, or if called from
+ * inside the open of that name.  Opens of one name run one at a time;
+ * opens of other names go on meanwhile. */
 rig_status_t rig_open(const char *name, const rig_open_options_t *opts,
                       rig_device_t **out);
 

@@ -128,12 +128,29 @@ Test(devices, open_misuse_and_refusal) { /* DEV-04, DEV-39 */
               "rig_open of a name that names no driver");
   CHECK_FAILS(RIG_EINVAL, rig_memory_device(NULL, &d));
   /* The memory driver refuses a budget that is no byte count: the open is
-   * RIG_EOPEN with the driver's reason, and leaves the name unopened. */
+   * RIG_EINVAL naming the knob, and leaves the name unopened. */
   rig_open_options_t bad = {.size = sizeof bad, .config = "budget=lots"};
-  CHECK_FAILS(RIG_EOPEN, rig_open("MEM:34", &bad, &d), "open with a bad budget");
-  cr_assert(strstr(rig_last_error(), "MEM:34") != NULL, "reason: %s", rig_last_error());
+  CHECK_FAILS(RIG_EINVAL, rig_open("MEM:34", &bad, &d), "open with a bad budget");
+  cr_assert(strstr(rig_last_error(), "MEM:34: the configuration's budget=lots") != NULL, "reason: %s",
+            rig_last_error());
   rig_device_t *m = open_named("MEM:34");
   cr_assert_eq(rig_budget(m), INT64_MAX, "the refused open left no device");
+}
+
+Test(devices, a_malformed_name_opens_nothing) { /* DEV-01 DEV-04 */
+  static const char *const malformed[] = {"MEM:0 ", " MEM:0", "MEM:", "MEM:0\n", "MEM::0", "MEM:0~",
+                                          "MEM:0@",  "MEM 0",  "",     "MEM:0~a b", ":0", "MEM:0@rigd~a"};
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+    rig_device_t *d = (rig_device_t *)1;
+    CHECK_FAILS(RIG_EINVAL, rig_open(malformed[i], NULL, &d), "\"%s\"", malformed[i]);
+    cr_assert_null(d);
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\"", malformed[i]);
+    cr_assert(strstr(rig_last_error(), quoted) != NULL, "the message names %s: %s", quoted, rig_last_error());
+  }
+  /* Names of every part still open. */
+  rig_device_t *m = open_named("MEM:0"), *tagged = open_named("MEM:0~a.b-c_1");
+  cr_assert(!rig_device_equal(m, tagged), "an instance is a device of its own");
 }
 
 /* What rig_probe reported of the names a test looks for. */

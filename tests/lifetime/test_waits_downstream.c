@@ -29,7 +29,8 @@
 /* Far above every wait here: no downstream clock fires in a test. */
 #define DOWNSTREAM "commit_every=8,hang_ms=600000"
 /* The upstream hang bound, and the most a wait may take past it on a
- * loaded machine (a wait checks the clock a few times per bound). */
+ * loaded machine (a wait checks the clock and polls for a fault a few
+ * times per bound). */
 #define HANG_MS 300
 #define SLACK_MS 4000
 
@@ -92,71 +93,68 @@ static void assert_spread(const struct chain *c, const char *first) {
   }
 }
 
-static void hang_first(struct chain *c) {
-  const rig_sim_inject_t *inj = sim_inject(c->devices[0]);
-  inj->hang_at(inj->device, rig_submitted(c->devices[0]) + 1);
-}
+/* How the first device of a chain stops: a fault or a hang at its next
+ * value. */
+enum upstream { FAULT, HANG };
+/* What waits on the last device: a point's wait or a host read. */
+enum downstream { POINT_WAIT, HOST_READ };
 
-/* ---- Faults ------------------------------------------------------------ */
-
-Test(waits_downstream, a_wait_downstream_of_a_fault_answers_lost, .timeout = 30) { /* LOSS-04 */
-  struct chain c;
-  open_chain(&c, 2, "commit_every=8");
-  sim_fault_next(c.devices[0], "bus error");
-  rig_point_t p = copy_along(&c);
-  CHECK_LOST(c.devices[1], rig_point_wait(p), "a wait on SIM:61 alone");
-  assert_spread(&c, "bus error");
-  drop_chain(&c);
-}
-
-Test(waits_downstream, a_host_read_downstream_of_a_fault_answers_lost, .timeout = 30) { /* LOSS-04 LMEM-01 */
-  struct chain c;
-  open_chain(&c, 2, "commit_every=8");
-  sim_fault_next(c.devices[0], "bus error");
-  copy_along(&c);
-  cr_assert_not_null(rig_buffer_host(c.buffers[1]), "the copy's destination is host-addressed");
-  CHECK_LOST(c.devices[1], rig_buffer_read(c.buffers[1], 1, read_nothing, NULL),
-             "a read of the copy's destination");
-  assert_spread(&c, "bus error");
-  drop_chain(&c);
-}
-
-Test(waits_downstream, a_wait_two_hops_downstream_of_a_fault_answers_lost, .timeout = 30) { /* LOSS-04 LOSS-15 */
-  struct chain c;
-  open_chain(&c, 3, "commit_every=8");
-  sim_fault_next(c.devices[0], "bus error");
-  rig_point_t p = copy_along(&c);
-  CHECK_LOST(c.devices[2], rig_point_wait(p), "a wait on SIM:62 alone");
-  assert_spread(&c, "bus error");
-  drop_chain(&c);
-}
-
-/* ---- Hangs ------------------------------------------------------------- */
-
-/* Waits on the last device of a chain whose first device hangs; asserts
- * the wait answers Lost within the upstream bound (and the slack). */
-static void assert_hang_spreads(int n) {
+/* Makes a chain of n devices whose first one stops as how says, then waits
+ * on the last device alone, as what says: the wait answers Lost within
+ * the upstream hang bound (and slack), the loss spread along the chain. */
+static void assert_loss_spreads(int n, enum upstream how, enum downstream what) {
   struct chain c;
   char config[64];
   snprintf(config, sizeof config, "commit_every=8,hang_ms=%d", HANG_MS);
   open_chain(&c, n, config);
-  hang_first(&c);
+  if (how == HANG) {
+    const rig_sim_inject_t *inj = sim_inject(c.devices[0]);
+    inj->hang_at(inj->device, rig_submitted(c.devices[0]) + 1);
+  } else {
+    sim_fault_next(c.devices[0], "bus error");
+  }
   rig_point_t p = copy_along(&c);
+  rig_device_t *last = c.devices[n - 1];
   int64_t start = now_ms();
-  CHECK_LOST(c.devices[n - 1], rig_point_wait(p), "a wait on the last device alone");
+  if (what == HOST_READ) {
+    cr_assert_not_null(rig_buffer_host(c.buffers[n - 1]), "the copy's destination is host-addressed");
+    CHECK_LOST(last, rig_buffer_read(c.buffers[n - 1], 1, read_nothing, NULL), "a read of the copy's destination");
+  } else {
+    CHECK_LOST(last, rig_point_wait(p), "a wait on the last device alone");
+  }
   int64_t took = now_ms() - start;
   cr_assert(took < HANG_MS + SLACK_MS, "the wait took %lld ms past a hang bound of %d ms", (long long)took,
             HANG_MS);
   char why[64];
   snprintf(why, sizeof why, "no progress for %d ms", HANG_MS);
-  assert_spread(&c, why);
+  assert_spread(&c, how == HANG ? why : "bus error");
   drop_chain(&c);
 }
 
+/* ---- Faults ------------------------------------------------------------ */
+
+Test(waits_downstream, a_wait_downstream_of_a_fault_answers_lost, .timeout = 30) { /* LOSS-04 */
+  assert_loss_spreads(2, FAULT, POINT_WAIT);
+}
+
+Test(waits_downstream, a_host_read_downstream_of_a_fault_answers_lost, .timeout = 30) { /* LOSS-04 LMEM-01 */
+  assert_loss_spreads(2, FAULT, HOST_READ);
+}
+
+Test(waits_downstream, a_wait_two_hops_downstream_of_a_fault_answers_lost, .timeout = 30) { /* LOSS-04 LOSS-15 */
+  assert_loss_spreads(3, FAULT, POINT_WAIT);
+}
+
+/* ---- Hangs ------------------------------------------------------------- */
+
 Test(waits_downstream, a_wait_downstream_of_a_hang_answers_lost_within_its_bound, .timeout = 30) { /* HANG-02 HANG-06 LOSS-04 */
-  assert_hang_spreads(2);
+  assert_loss_spreads(2, HANG, POINT_WAIT);
+}
+
+Test(waits_downstream, a_host_read_downstream_of_a_hang_answers_lost_within_its_bound, .timeout = 30) { /* HANG-02 HANG-06 LMEM-01 */
+  assert_loss_spreads(2, HANG, HOST_READ);
 }
 
 Test(waits_downstream, a_wait_two_hops_downstream_of_a_hang_answers_lost_within_its_bound, .timeout = 30) { /* HANG-02 HANG-06 LOSS-15 */
-  assert_hang_spreads(3);
+  assert_loss_spreads(3, HANG, POINT_WAIT);
 }
