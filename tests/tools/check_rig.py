@@ -287,7 +287,22 @@ def check_rigd_cli(rigd):
                f"rigd {' '.join(args)}: exit {status}, {said!r} or the usage not in {err!r}")
 
 
+def check_man_page(rig):
+    """rig(1) documents every command and option that rig --help lists."""
+    page = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "man", "rig.1"),
+                encoding="utf-8").read().replace("\\-", "-")
+    help_text = run_rig_ok(rig, "--help")
+    commands = re.findall(r"^  ([a-z]+)\b", help_text, flags=re.M)
+    expect(len(commands) >= 6, f"--help lists only {commands}")
+    for command in commands:
+        expect(re.search(rf"^\.(?:B|BR|BI) \"?{command}\b", page, flags=re.M),
+               f"rig(1) has no entry for the command {command!r}")
+    for option in sorted(set(re.findall(r"--[a-z]+", help_text))):
+        expect(option in page, f"rig(1) does not document {option}")
+
+
 CHECKS = {
+    "man_page": check_man_page,
     "rigd_cli": check_rigd_cli,
     "share": check_share,
     "share_fails": check_share_fails,
