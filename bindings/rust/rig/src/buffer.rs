@@ -45,6 +45,10 @@ impl Drop for Buffer {
     }
 }
 
+/// rig_buffer_read or rig_buffer_write.
+type HostAccessCall =
+    unsafe extern "C" fn(*mut rig_sys::rig_buffer_t, i64, rig_sys::rig_access_fn, *mut c_void) -> rig_sys::rig_status_t;
+
 /// The context of one host access: the closure, and the panic it raised.
 struct Access<'a, T> {
     f: &'a mut dyn FnMut(*mut T, usize),
@@ -119,22 +123,6 @@ impl Buffer {
         NonNull::new(unsafe { rig_sys::rig_buffer_host(self.as_ptr()) }.cast())
     }
 
-    fn access<T: Plain>(
-        &self, call: unsafe extern "C" fn(*mut rig_sys::rig_buffer_t, i64, rig_sys::rig_access_fn, *mut c_void)
-            -> rig_sys::rig_status_t,
-        f: &mut dyn FnMut(*mut T, usize),
-    ) -> Result<()> {
-        let mut access = Access::<T> { f, panic: None };
-        let status = unsafe {
-            call(self.as_ptr(), std::mem::size_of::<T>() as i64, Some(trampoline::<T>),
-                 &mut access as *mut Access<T> as *mut c_void)
-        };
-        if let Some(payload) = access.panic {
-            panic::resume_unwind(payload);
-        }
-        check(status)
-    }
-
     /// rig_buffer_read: f sees the bytes in place, once every device's
     /// last write of them is done.
     pub fn read<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
@@ -147,22 +135,31 @@ impl Buffer {
     }
     /// read over whole, aligned Ts (RIG_EINVAL otherwise).
     pub fn read_as<T: Plain, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
-        let mut f = Some(f);
-        let mut result = None;
-        self.access::<T>(rig_sys::rig_buffer_read, &mut |p, n| {
-            let f = f.take().expect("rig calls a host access once");
-            result = Some(f(unsafe { std::slice::from_raw_parts(p, n) }));
-        })?;
-        Ok(result.expect("rig called the host access"))
+        self.lend(rig_sys::rig_buffer_read, |p, n| f(unsafe { std::slice::from_raw_parts(p, n) }))
     }
     /// write over whole, aligned Ts (RIG_EINVAL otherwise).
     pub fn write_as<T: Plain, R>(&self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
+        self.lend(rig_sys::rig_buffer_write, |p, n| f(unsafe { std::slice::from_raw_parts_mut(p, n) }))
+    }
+
+    /// Runs the host access call (rig_buffer_read or rig_buffer_write)
+    /// with f over the Ts, answering what f did; a panic of f resumes here.
+    fn lend<T: Plain, R>(&self, call: HostAccessCall, f: impl FnOnce(*mut T, usize) -> R) -> Result<R> {
         let mut f = Some(f);
         let mut result = None;
-        self.access::<T>(rig_sys::rig_buffer_write, &mut |p, n| {
+        let mut lent = |p: *mut T, n: usize| {
             let f = f.take().expect("rig calls a host access once");
-            result = Some(f(unsafe { std::slice::from_raw_parts_mut(p, n) }));
-        })?;
+            result = Some(f(p, n));
+        };
+        let mut access = Access::<T> { f: &mut lent, panic: None };
+        let status = unsafe {
+            call(self.as_ptr(), std::mem::size_of::<T>() as i64, Some(trampoline::<T>),
+                 &mut access as *mut Access<T> as *mut c_void)
+        };
+        if let Some(payload) = access.panic {
+            panic::resume_unwind(payload);
+        }
+        check(status)?;
         Ok(result.expect("rig called the host access"))
     }
 
