@@ -309,9 +309,7 @@ void charge_code(rig_device_t *d, int64_t bytes) {
     require_live(d);
     if (take_budget(d, bytes)) return;
   }
-  throw_no_memory(d, bytes,
-                  "of code: its budget is " + std::to_string(d->budget.load()) + " bytes, of which it holds " +
-                      std::to_string(d->allocated.load()));
+  throw_no_memory(d, bytes, "of code");
 }
 
 void uncharge_code(rig_device_t *d, int64_t bytes) {

@@ -469,6 +469,22 @@ bool range_valid(int64_t len, int64_t first, int64_t n) {
   return first >= 0 && n >= 0 && first <= len && n <= len - first;
 }
 
+// The range [first, first + n) of a side of length bytes, for messages.
+std::string range_text(int64_t first, int64_t n, int64_t length) {
+  return std::to_string(n) + " bytes from byte " + std::to_string(first) + " of " + std::to_string(length);
+}
+
+// What both blits require of their caller's bytes and of b, with the
+// numbers of a range that does not fit.
+void require_blit(const void *s, int64_t s_len, int64_t s_first, const rig_buffer_t *b, int64_t b_first, int64_t n) {
+  require_buffer(b, "the buffer");
+  require(s != nullptr || s_len == 0, "the bytes are NULL");
+  if (s_len < 0 || !range_valid(s_len, s_first, n))
+    throw_invalid("the range of the bytes is not valid: " + range_text(s_first, n, s_len));
+  if (!range_valid(b->length, b_first, n))
+    throw_invalid("the range of the buffer is not valid: " + range_text(b_first, n, b->length));
+}
+
 }  // namespace
 
 extern "C" {
@@ -489,7 +505,9 @@ rig_status_t rig_buffer_submit_copy(rig_buffer_t *src, rig_buffer_t *dst, const 
 rig_status_t rig_buffer_copy(rig_buffer_t *src, rig_buffer_t *dst) {
   RIG_API_CALL({
     check_sides(src, dst);
-    require(src->length == dst->length, "the source and destination differ in length");
+    if (src->length != dst->length)
+      throw_invalid("the source (" + std::to_string(src->length) + " bytes) and destination (" +
+                    std::to_string(dst->length) + " bytes) differ in length");
     rig_box_t row = rig_row(0, 0, src->length);
     // The claims last until the bytes are there, the wait included.
     ReadClaim src_claim(src), dst_claim(dst);
@@ -519,10 +537,7 @@ rig_status_t rig_buffer_fill(rig_buffer_t *b, uint8_t c) {
 rig_status_t rig_buffer_blit_from_bytes(const void *s, int64_t s_len, int64_t s_first, rig_buffer_t *b,
                                         int64_t b_first, int64_t n) {
   RIG_API_CALL({
-    require_buffer(b, "the buffer");
-    require(s != nullptr || s_len == 0, "the bytes are NULL");
-    require(s_len >= 0 && range_valid(s_len, s_first, n), "the range of the bytes is not valid");
-    require(range_valid(b->length, b_first, n), "the range of the buffer is not valid");
+    require_blit(s, s_len, s_first, b, b_first, n);
     require(access_of(b) == RIG_ACCESS_READ_WRITE, "the buffer admits only Read");
     CallerBytes from(s, s_len);
     rig_box_t row = rig_row(s_first, b_first, n);
@@ -534,10 +549,7 @@ rig_status_t rig_buffer_blit_from_bytes(const void *s, int64_t s_len, int64_t s_
 rig_status_t rig_buffer_blit_to_bytes(rig_buffer_t *b, int64_t b_first, void *s, int64_t s_len, int64_t s_first,
                                       int64_t n) {
   RIG_API_CALL({
-    require_buffer(b, "the buffer");
-    require(s != nullptr || s_len == 0, "the bytes are NULL");
-    require(s_len >= 0 && range_valid(s_len, s_first, n), "the range of the bytes is not valid");
-    require(range_valid(b->length, b_first, n), "the range of the buffer is not valid");
+    require_blit(s, s_len, s_first, b, b_first, n);
     CallerBytes to(s, s_len);
     rig_box_t row = rig_row(b_first, s_first, n);
     wait_point(submit_copy(b, to.b, &row, 1, nullptr, 0));

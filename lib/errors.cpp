@@ -27,8 +27,13 @@ void throw_lost(rig_device_t *d) {
 }
 
 void throw_no_memory(rig_device_t *d, int64_t bytes, const std::string &detail) {
+  // The budget and what d holds beside the request, so the message says
+  // whether the budget or the device's memory refused it.
+  int64_t budget = d->budget.load();
   Error e(RIG_ENOMEM, d->name + ": out of memory for " + std::to_string(bytes) + " bytes" +
-                          (detail.empty() ? "" : " " + detail));
+                          (detail.empty() ? "" : " " + detail) + " (budget " +
+                          (budget == INT64_MAX ? std::string("unbounded") : std::to_string(budget) + " bytes") +
+                          ", " + std::to_string(d->allocated.load()) + " bytes held)");
   e.device = d;
   e.bytes = bytes;
   throw e;

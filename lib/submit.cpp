@@ -176,7 +176,9 @@ void check_submit(const rig_submission_t *s, const rig_run_t *r, Scratch &sc) {
         use(d, p.src, false, false, true, sc);
         use(d, p.dst, true, false, true, sc);
         rig_buffer_t *src = buffer_of(p.src, sc), *dst = buffer_of(p.dst, sc);
-        if (src->length != dst->length) throw_invalid("a copy's two buffers differ in length");
+        if (src->length != dst->length)
+          throw_invalid("a copy's two buffers differ in length: " + std::to_string(src->length) + " bytes into " +
+                        std::to_string(dst->length));
         if (rig_buffer_share_byte(src, dst)) throw_invalid("a copy's two buffers share a byte");
         break;
       }

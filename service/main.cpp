@@ -3,6 +3,7 @@
 // rings (DESIGN.md "The per-host service").
 //
 //   rigd [--socket PATH] [--devices LIST] [--config FILE] [--foreground]
+//   rigd --help | --version
 //
 // It runs until SIGTERM or SIGINT, then ends its sessions, closes its
 // devices, removes the socket it bound and exits 0.
@@ -11,6 +12,8 @@
 #include "descriptors.hpp"
 #include "listener.hpp"
 #include "served.hpp"
+
+#include <rig/rig.h>
 
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -21,6 +24,7 @@
 #include <exception>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
 
 namespace {
@@ -33,6 +37,35 @@ sigset_t ending_signals() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   return set;
+}
+
+constexpr char usage_text[] =
+    "usage: rigd [--socket PATH] [--devices LIST] [--config FILE] [--foreground]\n"
+    "       rigd --help | --version\n"
+    "\n"
+    "  --socket PATH   listen at PATH (default: $RIG_SERVICE, else\n"
+    "                  $XDG_RUNTIME_DIR/rig/rigd.sock, else /run/rig/rigd.sock)\n"
+    "  --devices LIST  serve the devices LIST names (MEM:0,SIM:0), not every one\n"
+    "  --config FILE   admission and quotas: allow_users, allow_groups,\n"
+    "                  quota_bytes, max_clients_per_user, cuda_contexts\n"
+    "  --foreground    stay in the foreground (rigd never daemonizes itself)\n"
+    "\n"
+    "rigd(8) documents the service and its config file.\n";
+
+// True, having printed it, where the only argument is --help or --version.
+bool printed_information(int argc, char **argv) {
+  if (argc != 2) return false;
+  std::string_view arg = argv[1];
+  if (arg == "--help" || arg == "-h") {
+    std::fputs(usage_text, stdout);
+  } else if (arg == "--version") {
+    int loaded = rig_version();
+    std::printf("rigd %d.%d.%d (librig %d.%d.%d)\n", RIG_VERSION_MAJOR, RIG_VERSION_MINOR, RIG_VERSION_PATCH,
+                loaded / 10000, loaded / 100 % 100, loaded % 100);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 rigd::Options options_of(int argc, char **argv) {
@@ -52,6 +85,14 @@ rigd::Options options_of(int argc, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  if (printed_information(argc, argv)) return 0;
+  // A usage error names the bad argument, shows the usage and exits 2.
+  try {
+    rigd::parse_arguments({argv, static_cast<size_t>(argc)});
+  } catch (const std::invalid_argument &e) {
+    std::fprintf(stderr, "rigd: %s\n%s", e.what(), usage_text);
+    return 2;
+  }
   try {
     rigd::Options options = options_of(argc, argv);
     rigd::raise_descriptor_limit();

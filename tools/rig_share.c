@@ -113,10 +113,16 @@ static int run_reader(const share_options_t *o, int from_filler, int to_filler, 
   return good ? 0 : EXIT_FAILED;
 }
 
-/* Runs f in a child process and answers its pid, or -1. */
-static pid_t spawn(int (*f)(const share_options_t *, int, int, uint8_t *), const share_options_t *o, int in, int out) {
+/* Runs f in a child process and answers its pid, or -1.  The child first
+ * closes the pipe ends of the other process (unused[2]): while it held them
+ * a read of its own pipe would never see the other's exit, and a failed
+ * peer would leave it waiting forever. */
+static pid_t spawn(int (*f)(const share_options_t *, int, int, uint8_t *), const share_options_t *o, int in, int out,
+                   const int unused[2]) {
   pid_t pid = fork();
   if (pid != 0) return pid;
+  close(unused[0]);
+  close(unused[1]);
   uint8_t *bytes = malloc(SHARE_BYTES);
   int status = bytes ? f(o, in, out, bytes) : EXIT_FAILED;
   fflush(stdout);
@@ -136,7 +142,7 @@ int command_share(int argc, char **argv) {
     else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
       o.device = argv[++i];
     else
-      return usage_error();
+      return bad_argument("share", argc, argv, i);
   }
   int token_pipe[2], done_pipe[2];
   if (pipe(token_pipe) != 0 || pipe(done_pipe) != 0) {
@@ -144,8 +150,8 @@ int command_share(int argc, char **argv) {
     return EXIT_FAILED;
   }
   fflush(stdout);
-  pid_t filler = spawn(run_filler, &o, token_pipe[1], done_pipe[0]);
-  pid_t reader = spawn(run_reader, &o, token_pipe[0], done_pipe[1]);
+  pid_t filler = spawn(run_filler, &o, token_pipe[1], done_pipe[0], (int[]){token_pipe[0], done_pipe[1]});
+  pid_t reader = spawn(run_reader, &o, token_pipe[0], done_pipe[1], (int[]){token_pipe[1], done_pipe[0]});
   for (int i = 0; i < 2; i++) {
     close(token_pipe[i]);
     close(done_pipe[i]);

@@ -15,8 +15,10 @@
 #include <rig/service.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -68,15 +70,8 @@ rig_machine *find(const std::string &name) {
   return find_locked(ms, name);
 }
 
-// Connects to path as a new machine, named after the process's others.
-// Throws RIG_EOPEN with the reason.
-rig_machine *connect(const std::string &path) {
-  std::shared_ptr<RigdLink> link;
-  try {
-    link = std::make_shared<RigdLink>(path);
-  } catch (const HandshakeError &e) {
-    throw_open(e.what());
-  }
+// Makes link the process's new machine, named after its others.
+rig_machine *adopt(std::shared_ptr<RigdLink> link) {
   // Host memory allocated from now on can be rigd's arenas, and staging
   // made before now, private pages rigd cannot map, retires.
   share_host_memory();
@@ -92,6 +87,35 @@ rig_machine *connect(const std::string &path) {
   return m;
 }
 
+// Connects to path as a new machine.  Throws RIG_EOPEN with the reason.
+rig_machine *connect(const std::string &path) {
+  try {
+    return adopt(std::make_shared<RigdLink>(path));
+  } catch (const HandshakeError &e) {
+    throw_open(e.what());
+  }
+}
+
+// Connects to the first of the client's default sockets that exists and
+// answers (service_socket_candidates).  Throws RIG_EOPEN naming every path
+// tried, and what to do, where none does.
+rig_machine *connect_default() {
+  std::vector<std::string> tried;
+  for (const std::string &path : service_socket_candidates()) {
+    struct stat status;
+    if (stat(path.c_str(), &status) != 0) {
+      tried.push_back(path + ": " + std::strerror(errno));
+      continue;
+    }
+    try {
+      return adopt(std::make_shared<RigdLink>(path));
+    } catch (const HandshakeError &e) {
+      tried.push_back(e.what());
+    }
+  }
+  throw_open(no_rigd_reason(tried));
+}
+
 // The machine an open of NAME@name goes through: the process's machine of
 // that name, or for "rigd" where it has none, a new connection to the
 // default socket.
@@ -100,7 +124,7 @@ rig_machine *machine_for(const std::string &name) {
   if (name != first_machine) throw std::runtime_error("this process has no machine named " + name);
   std::lock_guard g(machines().first_mu);
   if (rig_machine *m = find(name)) return m;
-  connect(service_socket_path());
+  connect_default();
   // Another thread's rig_service_connect may have taken the name first.
   return find(name);
 }
@@ -199,7 +223,7 @@ rig_status_t rig_service_connect(const rig_service_options_t *opts, rig_machine_
               "rig_service_options_t.size is too small");
       socket = opts->socket;
     }
-    rig_machine_t *m = proxy::connect(socket ? std::string(socket) : proxy::service_socket_path());
+    rig_machine_t *m = socket ? proxy::connect(socket) : proxy::connect_default();
     if (machine) *machine = m;
     return RIG_OK;
   });

@@ -17,6 +17,9 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+/* sigset_t: <signal.h> declares it only under POSIX's feature macros, and
+ * a C11 program (-std=c11) defines none. */
+#include <sys/select.h>
 
 #include <rig/rig.h>
 

@@ -1,4 +1,4 @@
-/* rig.hpp: a header-only C++20 wrapper over rig.h.
+/* rig.hpp: a header-only C++20 wrapper over rig.h, disk.h and service.h.
  *
  * Each call does what the rig.h function it names does, with the same rules;
  * read rig.h for them.  What the wrapper adds:
@@ -7,16 +7,26 @@
  *    the code of the failure;
  *  - rig::buffer owns one reference to a buffer (copy = rig_buffer_ref,
  *    destruction = rig_buffer_unref);
- *  - host access takes any callable over std::span; an exception it throws
- *    never crosses the C boundary: rig sees a non-zero return (RIG_ECALLBACK)
- *    and the wrapper rethrows the exception once rig has returned.
+ *  - host access takes any callable over std::span, of bytes or of a typed
+ *    element (read_as<float>); an exception it throws never crosses the C
+ *    boundary: rig sees a non-zero return (RIG_ECALLBACK) and the wrapper
+ *    rethrows the exception once rig has returned;
+ *  - rig::exported owns an exported array (rig_buffer_export), seen as a
+ *    typed span; rig::machine is a connection to rigd (service.h);
+ *    rig::disk opens files as buffers (disk.h).
  * Devices are never freed (rig.h), so rig::device is a plain, non-owning
  * handle.
  */
 #ifndef RIG_RIG_HPP
 #define RIG_RIG_HPP
 
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "rig.hpp needs C++20 (std::span for host access and exported arrays): compile with -std=c++20, or link the CMake target rig::rig, which asks for it"
+#endif
+
+#include <rig/disk.h>
 #include <rig/rig.h>
+#include <rig/service.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -171,8 +181,9 @@ inline const rig_point_t *points(std::span<const point> waits) noexcept {
 }
 
 /* The context of one host access: the caller's callable and the exception
- * it threw, if any, kept until rig has returned. */
-template <class F, class Byte>
+ * it threw, if any, kept until rig has returned.  Elem is the span's
+ * element: rig checked that the bytes are whole, aligned Elems (elem_size). */
+template <class F, class Elem>
 struct access_call {
   F &f;
   std::exception_ptr thrown;
@@ -180,7 +191,7 @@ struct access_call {
   static int trampoline(void *bytes, int64_t n, void *context) noexcept {
     auto *call = static_cast<access_call *>(context);
     try {
-      call->f(std::span<Byte>(static_cast<Byte *>(bytes), static_cast<size_t>(n)));
+      call->f(std::span<Elem>(static_cast<Elem *>(bytes), static_cast<size_t>(n) / sizeof(Elem)));
       return 0;
     } catch (...) {
       call->thrown = std::current_exception();
@@ -191,10 +202,10 @@ struct access_call {
 
 /* Runs access (rig_buffer_read or rig_buffer_write) with f over the bytes,
  * then rethrows what f threw, else throws on a failed status. */
-template <class Byte, class F, class Access>
+template <class Elem, class F, class Access>
 void host_access(Access access, rig_buffer_t *b, int64_t elem_size, F &f) {
-  access_call<F, Byte> call{f, nullptr};
-  rig_status_t status = access(b, elem_size, &access_call<F, Byte>::trampoline, &call);
+  access_call<F, Elem> call{f, nullptr};
+  rig_status_t status = access(b, elem_size, &access_call<F, Elem>::trampoline, &call);
   if (call.thrown) std::rethrow_exception(call.thrown);
   check(status);
 }
@@ -213,6 +224,38 @@ struct buffer_span {
 struct buffer_handle {
   uint64_t handle;
   int64_t offset;
+};
+
+/* Owns an exported array (rig_export_t *): the buffer's bytes for good,
+ * kept alive until destruction (rig_export_unref).  The caller orders
+ * access through it. */
+class exported {
+ public:
+  exported() noexcept = default;
+  static exported adopt(rig_export_t *e) noexcept { return exported(e); }
+  exported(const exported &) = delete;
+  exported &operator=(const exported &) = delete;
+  exported(exported &&other) noexcept : e_(std::exchange(other.e_, nullptr)) {}
+  exported &operator=(exported &&other) noexcept {
+    std::swap(e_, other.e_);
+    return *this;
+  }
+  ~exported() { rig_export_unref(e_); }
+
+  rig_export_t *get() const noexcept { return e_; }
+  /* The bytes as Ts: the export's length must be whole Ts (rig_buffer_export
+   * with elem_size sizeof(T) checked it). */
+  template <class T = std::byte>
+  std::span<T> as() const noexcept {
+    static_assert(std::is_trivially_copyable_v<T>, "an export holds plain data");
+    int64_t n = 0;
+    void *bytes = rig_export_bytes(e_, &n);
+    return std::span<T>(static_cast<T *>(bytes), static_cast<size_t>(n) / sizeof(T));
+  }
+
+ private:
+  explicit exported(rig_export_t *e) noexcept : e_(e) {}
+  rig_export_t *e_ = nullptr;
 };
 
 /* Owns one reference to a buffer (rig_buffer_t *).  Copying adds a
@@ -308,6 +351,80 @@ class buffer {
     detail::host_access<std::byte>(rig_buffer_write, b_, elem_size, f);
   }
 
+  /* Typed host access: f(std::span<const T>) or f(std::span<T>) over the
+   * bytes as Ts (elem_size sizeof(T): rig answers RIG_EINVAL unless they
+   * are whole, aligned Ts). */
+  template <class T, class F>
+  void read_as(F &&f) const {
+    static_assert(std::is_trivially_copyable_v<T>, "host access sees plain data");
+    detail::host_access<const T>(rig_buffer_read, b_, sizeof(T), f);
+  }
+  template <class T, class F>
+  void write_as(F &&f) const {
+    static_assert(std::is_trivially_copyable_v<T>, "host access sees plain data");
+    detail::host_access<T>(rig_buffer_write, b_, sizeof(T), f);
+  }
+
+  /* rig_buffer_export: the bytes for good, as whole elements of elem_size
+   * bytes. */
+  exported export_array(int64_t elem_size = 1) const {
+    rig_export_t *e = nullptr;
+    check(rig_buffer_export(b_, elem_size, &e));
+    return exported::adopt(e);
+  }
+
+  /* Claims (rig.h "Claims and early return").  claim_begin answers whether
+   * the hold is exclusive. */
+  bool claim_begin() const {
+    bool exclusive = false;
+    check(rig_claim_begin(b_, &exclusive));
+    return exclusive;
+  }
+  void claim_end() const { check(rig_claim_end(b_)); }
+  buffer claim_consume(const char *why) const {
+    rig_buffer_t *out = nullptr;
+    check(rig_claim_consume(b_, why, &out));
+    return buffer(out);
+  }
+  void claim_hold() const { check(rig_claim_hold(b_)); }
+  void claim_unhold() const { check(rig_claim_unhold(b_)); }
+  void claim_share() const { check(rig_claim_share(b_)); }
+  /* rig_buffer_free / rig_buffer_unborrow: whether the memory (the borrow)
+   * ended; why may be null. */
+  bool free_early(const char *why = nullptr) const {
+    bool freed = false;
+    check(rig_buffer_free(b_, why, &freed));
+    return freed;
+  }
+  bool unborrow(const char *why = nullptr) const {
+    bool ended = false;
+    check(rig_buffer_unborrow(b_, why, &ended));
+    return ended;
+  }
+
+  /* The service (service.h): share as a token or as a descriptor (the
+   * caller's to close), import on a proxy d of the same served device. */
+  uint64_t share() const {
+    uint64_t token = 0;
+    check(rig_service_share(b_, &token));
+    return token;
+  }
+  int share_fd() const {
+    int fd = -1;
+    check(rig_service_share_fd(b_, &fd));
+    return fd;
+  }
+  static buffer import(rig::device d, uint64_t token) {
+    rig_buffer_t *b = nullptr;
+    check(rig_service_import(d.get(), token, &b));
+    return buffer(b);
+  }
+  static buffer import_fd(rig::device d, int fd) {
+    rig_buffer_t *b = nullptr;
+    check(rig_service_import_fd(d.get(), fd, &b));
+    return buffer(b);
+  }
+
   /* rig_buffer_wait / rig_buffer_reached. */
   void wait(rig_access_t access = RIG_ACCESS_READ_WRITE) const {
     check(rig_buffer_wait(b_, access));
@@ -343,6 +460,53 @@ class buffer {
 
   rig_buffer_t *b_ = nullptr;
 };
+
+/* A connection to a rigd (rig_machine_t *).  Never owns: machines live for
+ * the process (service.h). */
+class machine {
+ public:
+  machine() noexcept = default;
+  explicit machine(rig_machine_t *m) noexcept : m_(m) {}
+  /* rig_service_connect; socket null for the default lookup. */
+  static machine connect(const char *socket = nullptr) {
+    rig_service_options_t opts{sizeof(rig_service_options_t), socket};
+    rig_machine_t *m = nullptr;
+    check(rig_service_connect(&opts, &m));
+    return machine(m);
+  }
+  rig_machine_t *get() const noexcept { return m_; }
+  const char *name() const noexcept { return rig_machine_name(m_); }
+  /* Why the machine is lost, or null while it is connected. */
+  const char *lost() const noexcept { return rig_machine_lost(m_); }
+  /* rig_machine_open: the served device name as NAME@MACHINE. */
+  rig::device open(const char *name, const char *config = nullptr) const {
+    rig_open_options_t opts{sizeof(rig_open_options_t), config};
+    rig_device_t *d = nullptr;
+    check(rig_machine_open(m_, name, &opts, &d));
+    return rig::device(d);
+  }
+
+ private:
+  rig_machine_t *m_ = nullptr;
+};
+
+/* Files as buffers of the io device DISK (disk.h). */
+namespace disk {
+
+/* rig_disk_device. */
+inline rig::device device() {
+  rig_device_t *d = nullptr;
+  check(rig_disk_device(&d));
+  return rig::device(d);
+}
+/* rig_disk_open: length bytes of the file from offset (-1: to its end). */
+inline buffer open(const char *path, rig_disk_mode_t mode = RIG_DISK_READ, int64_t offset = 0, int64_t length = -1) {
+  rig_buffer_t *b = nullptr;
+  check(rig_disk_open(path, mode, offset, length, &b));
+  return buffer::adopt(b);
+}
+
+}  // namespace disk
 
 /* rig_row: one row of n bytes. */
 inline rig_box_t row(int64_t src_offset, int64_t dst_offset, int64_t n) noexcept {

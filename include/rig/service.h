@@ -38,8 +38,9 @@ extern "C" {
 typedef struct rig_service_options {
   size_t size;
   /* The path of rigd's socket, or NULL for $RIG_SERVICE where it is set
-   * and not empty, else $XDG_RUNTIME_DIR/rig/rigd.sock where that is set,
-   * else /run/rig/rigd.sock (the system service's). */
+   * and not empty, else the first of $XDG_RUNTIME_DIR/rig/rigd.sock (where
+   * that is set) and /run/rig/rigd.sock (the system service's) that exists
+   * and answers. */
   const char *socket;
 } rig_service_options_t;
 
@@ -61,7 +62,8 @@ typedef struct rig_machine rig_machine_t;
  * connection is the process's that made it: a child after fork has none of
  * its parent's machines, and its first connection is "rigd" again.
  *
- * RIG_EOPEN with the reason when rigd does not answer at the socket,
+ * RIG_EOPEN with the reason when rigd does not answer at the socket (with
+ * NULL options: naming every path tried, why each failed, and what to do),
  * refuses the process (its policy does not admit the user) or speaks
  * another protocol version.  RIG_EINVAL if opts->size is too small. */
 rig_status_t rig_service_connect(const rig_service_options_t *opts, rig_machine_t **machine);

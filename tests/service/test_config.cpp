@@ -72,8 +72,14 @@ Test(config, socket_path_defaults) {
   cr_assert(parse({}).socket == "/a/rigd.sock");
   setenv("RIG_SERVICE", "", 1);
   cr_assert(rig::proxy::service_socket_path() == "/run/user/7/rig/rigd.sock");
+  // A client tries the packaged rigd's socket after the user's own.
+  cr_assert(rig::proxy::service_socket_candidates() ==
+            (std::vector<std::string>{"/run/user/7/rig/rigd.sock", "/run/rig/rigd.sock"}));
   unsetenv("XDG_RUNTIME_DIR");
   cr_assert(rig::proxy::service_socket_path() == "/run/rig/rigd.sock");
+  cr_assert(rig::proxy::service_socket_candidates() == std::vector<std::string>{"/run/rig/rigd.sock"});
+  setenv("RIG_SERVICE", "/a/rigd.sock", 1);
+  cr_assert(rig::proxy::service_socket_candidates() == std::vector<std::string>{"/a/rigd.sock"});
 }
 
 Test(config, config_lines) {

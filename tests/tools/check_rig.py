@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the `rig` command-line tool: check_rig.py CHECK PATH_TO_RIG.
 
-CHECK is one of devices_json, demo, usage, load_mem, load_sim, load_errors.
+CHECK is one of the keys of CHECKS.
 Exits non-zero, saying why, when the tool's exit status or output is not
 what its help and rig.h state.
 """
@@ -147,12 +147,35 @@ def check_usage(rig):
         expect(status == 2, f"rig {' '.join(args)} exited {status}, not 2")
         expect("usage:" in err, f"rig {' '.join(args)}: no usage on stderr")
         expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
-    help_text = run_rig_ok(rig, "--help")
-    for word in ("usage:", "devices", "demo", "load", "version"):
-        expect(word in help_text, f"--help does not mention {word!r}")
-    version = run_rig_ok(rig, "version").strip()
-    expect(re.fullmatch(r"rig \d+\.\d+\.\d+ \(librig \d+\.\d+\.\d+\)", version),
-           f"version line {version!r}")
+    # A usage error names what was wrong.
+    for args, said in ((["devices", "--no-such-option"], "unknown option '--no-such-option'"),
+                       (["demo", "extra"], "unexpected argument 'extra'"),
+                       (["share", "--service"], "option '--service' needs a value"),
+                       (["load", "f", "--device", "MEM:0", "--offset", "x"], "--offset takes a size"),
+                       (["load", "f"], "no --device NAME"),
+                       (["no-such-command"], "unknown command 'no-such-command'")):
+        status, out, err = run_rig(rig, *args)
+        expect(status == 2 and said in err, f"rig {' '.join(args)}: exit {status}, {said!r} not in {err!r}")
+    for flag in ("--help", "help"):
+        help_text = run_rig_ok(rig, flag)
+        for word in ("usage:", "devices", "demo", "load", "share", "version", "--version"):
+            expect(word in help_text, f"{flag} does not mention {word!r}")
+    for flag in ("version", "--version"):
+        version = run_rig_ok(rig, flag).strip()
+        expect(re.fullmatch(r"rig \d+\.\d+\.\d+ \(librig \d+\.\d+\.\d+\)", version),
+               f"{flag}: version line {version!r}")
+
+
+def check_share_fails(rig):
+    """rig share ends, failing, when one of its processes fails: here the
+    filler cannot connect (no rigd at the socket), and the reader, which
+    waits for the filler's token, sees the filler's end of the pipe close.
+    Before the fix each child held the other's pipe ends and the reader
+    waited forever."""
+    with tempfile.TemporaryDirectory() as directory:
+        status, out, err = run_rig(rig, "share", "--service", os.path.join(directory, "no-rigd.sock"))
+    expect(status == 1, f"rig share without rigd exited {status}: {err}")
+    expect("rig share: filler: connect" in err, f"the filler's failure is not said: {err!r}")
 
 
 LOADED_LINE = re.compile(r"^loaded (\d+) in (\d+\.\d+) s: (\d+\.\d+) GB/s$")
@@ -248,8 +271,41 @@ def check_share(rig):
     expect("MEM:0@rigd" in names and "SIM:0@rigd" in names, f"rig devices --service lists {names}")
 
 
+def check_rigd_cli(rigd):
+    """rigd --help and --version answer and exit 0 before opening anything;
+    a usage error names the bad argument, shows the usage and exits 2."""
+    help_text = run_rig_ok(rigd, "--help")
+    for word in ("usage: rigd", "--socket", "--devices", "--config", "--foreground", "--version", "rigd(8)"):
+        expect(word in help_text, f"rigd --help does not mention {word!r}")
+    version = run_rig_ok(rigd, "--version").strip()
+    expect(re.fullmatch(r"rigd \d+\.\d+\.\d+ \(librig \d+\.\d+\.\d+\)", version),
+           f"rigd --version line {version!r}")
+    for args, said in ((["--no-such-option"], "unknown argument --no-such-option"),
+                       (["--socket"], "--socket needs a value")):
+        status, out, err = run_rig(rigd, *args)
+        expect(status == 2 and said in err and "usage: rigd" in err,
+               f"rigd {' '.join(args)}: exit {status}, {said!r} or the usage not in {err!r}")
+
+
+def check_man_page(rig):
+    """rig(1) documents every command and option that rig --help lists."""
+    page = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "man", "rig.1"),
+                encoding="utf-8").read().replace("\\-", "-")
+    help_text = run_rig_ok(rig, "--help")
+    commands = re.findall(r"^  ([a-z]+)\b", help_text, flags=re.M)
+    expect(len(commands) >= 6, f"--help lists only {commands}")
+    for command in commands:
+        expect(re.search(rf"^\.(?:B|BR|BI) \"?{command}\b", page, flags=re.M),
+               f"rig(1) has no entry for the command {command!r}")
+    for option in sorted(set(re.findall(r"--[a-z]+", help_text))):
+        expect(option in page, f"rig(1) does not document {option}")
+
+
 CHECKS = {
+    "man_page": check_man_page,
+    "rigd_cli": check_rigd_cli,
     "share": check_share,
+    "share_fails": check_share_fails,
     "devices_json": check_devices_json,
     "demo": check_demo,
     "usage": check_usage,

@@ -47,7 +47,9 @@ print("shared through rigd")
 
 
 def installed(prefix, name):
-    found = sorted(p for p in prefix.rglob(name) if p.is_file() or p.is_symlink())
+    # Not a configuration file of that name (etc/default/rigd).
+    found = sorted(p for p in prefix.rglob(name)
+                   if (p.is_file() or p.is_symlink()) and "etc" not in p.relative_to(prefix).parts)
     assert found, "the install has no " + name
     return found[0]
 

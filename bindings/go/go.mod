@@ -1,0 +1,3 @@
+module rig.dev/rig
+
+go 1.19
