@@ -188,28 +188,38 @@ static struct rig_trace_counts *previous(const struct rig_trace_key *key) {
   return &seen[seen_count++].counts;
 }
 
-static void print_rates(int map, double seconds) {
-  printf("%-8s %-16s %10s %10s %10s %10s %10s %10s %8s %10s\n", "PID", "DEVICE", "SUBMIT/s", "LAUNCH/s", "COPY/s",
-         "COPY MB/s", "FILL/s", "HAND/s", "WAIT/s", "WAIT us");
+/* Calls f with each process and device's counters in the map. */
+static void for_each_counts(int map, void (*f)(const struct rig_trace_key *, const struct rig_trace_counts *, void *),
+                            void *context) {
   struct rig_trace_key key, next;
   struct rig_trace_counts c;
   int err = bpf_map_get_next_key(map, NULL, &next);
   while (err == 0) {
     key = next;
-    if (bpf_map_lookup_elem(map, &key, &c) == 0) {
-      struct rig_trace_counts *p = previous(&key);
-      if (p) {
-        unsigned long long waits = c.waits - p->waits;
-        printf("%-8u %-16s %10.0f %10.0f %10.0f %10.1f %10.0f %10.0f %8.0f %10.1f\n", key.pid, key.device,
-               (double)(c.submits - p->submits) / seconds, (double)(c.launches - p->launches) / seconds,
-               (double)(c.copies - p->copies) / seconds, (double)(c.copy_bytes - p->copy_bytes) / seconds / 1e6,
-               (double)(c.fills - p->fills) / seconds, (double)(c.handovers - p->handovers) / seconds,
-               (double)waits / seconds, waits ? (double)(c.wait_ns - p->wait_ns) / (double)waits / 1e3 : 0.0);
-        *p = c;
-      }
-    }
+    if (bpf_map_lookup_elem(map, &key, &c) == 0) f(&key, &c, context);
     err = bpf_map_get_next_key(map, &key, &next);
   }
+}
+
+/* One line of rates: the counters' growth since the last interval, over
+ * *seconds. */
+static void print_rate(const struct rig_trace_key *key, const struct rig_trace_counts *c, void *seconds_p) {
+  double seconds = *(const double *)seconds_p;
+  struct rig_trace_counts *p = previous(key);
+  if (!p) return;
+  unsigned long long waits = c->waits - p->waits;
+  printf("%-8u %-16s %10.0f %10.0f %10.0f %10.1f %10.0f %10.0f %8.0f %10.1f\n", key->pid, key->device,
+         (double)(c->submits - p->submits) / seconds, (double)(c->launches - p->launches) / seconds,
+         (double)(c->copies - p->copies) / seconds, (double)(c->copy_bytes - p->copy_bytes) / seconds / 1e6,
+         (double)(c->fills - p->fills) / seconds, (double)(c->handovers - p->handovers) / seconds,
+         (double)waits / seconds, waits ? (double)(c->wait_ns - p->wait_ns) / (double)waits / 1e3 : 0.0);
+  *p = *c;
+}
+
+static void print_rates(int map, double seconds) {
+  printf("%-8s %-16s %10s %10s %10s %10s %10s %10s %8s %10s\n", "PID", "DEVICE", "SUBMIT/s", "LAUNCH/s", "COPY/s",
+         "COPY MB/s", "FILL/s", "HAND/s", "WAIT/s", "WAIT us");
+  for_each_counts(map, print_rate, &seconds);
   printf("\n");
   fflush(stdout);
 }
@@ -229,22 +239,19 @@ static void print_histogram(const struct rig_trace_counts *c) {
   }
 }
 
+/* One line of totals, then the waits' histogram unless *brief. */
+static void print_total(const struct rig_trace_key *key, const struct rig_trace_counts *c, void *brief) {
+  printf("pid=%u device=%s submits=%llu launches=%llu copies=%llu copy_bytes=%llu fills=%llu fill_bytes=%llu "
+         "handovers=%llu handover_bytes=%llu waits=%llu waits_failed=%llu wait_ns=%llu allocs=%llu "
+         "alloc_bytes=%llu frees=%llu free_bytes=%llu\n",
+         key->pid, key->device, c->submits, c->launches, c->copies, c->copy_bytes, c->fills, c->fill_bytes,
+         c->handovers, c->handover_bytes, c->waits, c->waits_failed, c->wait_ns, c->allocs, c->alloc_bytes, c->frees,
+         c->free_bytes);
+  if (!*(const bool *)brief && c->waits) print_histogram(c);
+}
+
 static void print_totals(int map, bool brief) {
-  struct rig_trace_key key, next;
-  struct rig_trace_counts c;
-  int err = bpf_map_get_next_key(map, NULL, &next);
-  while (err == 0) {
-    key = next;
-    if (bpf_map_lookup_elem(map, &key, &c) == 0) {
-      printf("pid=%u device=%s submits=%llu launches=%llu copies=%llu copy_bytes=%llu fills=%llu fill_bytes=%llu "
-             "handovers=%llu handover_bytes=%llu waits=%llu waits_failed=%llu wait_ns=%llu allocs=%llu "
-             "alloc_bytes=%llu frees=%llu free_bytes=%llu\n",
-             key.pid, key.device, c.submits, c.launches, c.copies, c.copy_bytes, c.fills, c.fill_bytes, c.handovers,
-             c.handover_bytes, c.waits, c.waits_failed, c.wait_ns, c.allocs, c.alloc_bytes, c.frees, c.free_bytes);
-      if (!brief && c.waits) print_histogram(&c);
-    }
-    err = bpf_map_get_next_key(map, &key, &next);
-  }
+  for_each_counts(map, print_total, &brief);
   fflush(stdout);
 }
 

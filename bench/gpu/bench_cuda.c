@@ -100,17 +100,25 @@ static void run_raw_launch(void *context, long reps) {
   }
 }
 
-static void bench_launch(rig_device_t *d, const uint8_t *cubin, int64_t cubin_bytes, CUstream stream) {
-  rig_image_t *image = NULL;
+/* A submission on d of one launch of the kernels' empty, its image in
+ * *image. */
+static rig_submission_t *empty_launch(rig_device_t *d, const uint8_t *cubin, int64_t cubin_bytes,
+                                      rig_image_t **image) {
   rig_function_t *f = NULL;
-  BENCH_CHECK(rig_image_load(d, cubin, cubin_bytes, &image));
-  BENCH_CHECK(rig_image_resolve(image, "empty", &f));
+  BENCH_CHECK(rig_image_load(d, cubin, cubin_bytes, image));
+  BENCH_CHECK(rig_image_resolve(*image, "empty", &f));
   if (!f) bench_fail("the kernels have no empty");
   rig_part_t part = {.kind = RIG_LAUNCH};
   part.u.launch.function = f;
-  struct rig_launch rl = {NULL};
-  BENCH_CHECK(rig_submission_make(d, &part, 1, NULL, &rl.s));
-  if (rig_submission_block(rl.s, 0) != 0) bench_fail("the launch's block is not 0");
+  rig_submission_t *s = NULL;
+  BENCH_CHECK(rig_submission_make(d, &part, 1, NULL, &s));
+  if (rig_submission_block(s, 0) != 0) bench_fail("the launch's block is not 0");
+  return s;
+}
+
+static void bench_launch(rig_device_t *d, const uint8_t *cubin, int64_t cubin_bytes, CUstream stream) {
+  rig_image_t *image = NULL;
+  struct rig_launch rl = {empty_launch(d, cubin, cubin_bytes, &image)};
 
   CUmodule module;
   struct raw_launch raw = {NULL, stream};
@@ -157,14 +165,7 @@ static void run_raw_stream(void *context, long reps) {
 /* Per launch of a stream on d, in ns. */
 static double rig_stream_ns(rig_device_t *d, const uint8_t *cubin, int64_t cubin_bytes) {
   rig_image_t *image = NULL;
-  rig_function_t *f = NULL;
-  BENCH_CHECK(rig_image_load(d, cubin, cubin_bytes, &image));
-  BENCH_CHECK(rig_image_resolve(image, "empty", &f));
-  if (!f) bench_fail("the kernels have no empty");
-  rig_part_t part = {.kind = RIG_LAUNCH};
-  part.u.launch.function = f;
-  struct rig_launch rl = {NULL};
-  BENCH_CHECK(rig_submission_make(d, &part, 1, NULL, &rl.s));
+  struct rig_launch rl = {empty_launch(d, cubin, cubin_bytes, &image)};
   double ns = best_ns(run_rig_stream, &rl) / STREAM;
   rig_submission_unref(rl.s);
   rig_image_unref(image);
