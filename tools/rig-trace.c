@@ -127,6 +127,10 @@ static bool parse(int argc, char **argv, struct options *o) {
   return true;
 }
 
+/* The probes' links, destroyed before the programs. */
+static struct bpf_link *links[16];
+static int link_count;
+
 /* Each program and the probe it attaches to. */
 static int attach(struct rig_trace *skel, pid_t pid, const char *library) {
   const struct {
@@ -139,14 +143,13 @@ static int attach(struct rig_trace *skel, pid_t pid, const char *library) {
       {skel->progs.on_free, "free"},       {skel->progs.on_wait_begin, "wait_begin"},
       {skel->progs.on_wait_end, "wait_end"}, {skel->progs.on_lost, "lost"},
   };
-  int attached = 0;
   for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
     struct bpf_link *link = bpf_program__attach_usdt(probes[i].program, pid, library, "rig", probes[i].probe, NULL);
     /* A library without a probe (built before it, or without sys/sdt.h)
      * is traced for the probes it has. */
-    if (link) attached++;
+    if (link) links[link_count++] = link;
   }
-  return attached;
+  return link_count;
 }
 
 static int on_loss(void *context, void *data, size_t size) {
@@ -310,6 +313,7 @@ int main(int argc, char **argv) {
   print_totals(map, o.totals);
 out:
   ring_buffer__free(losses);
+  for (int i = 0; i < link_count; i++) bpf_link__destroy(links[i]);
   rig_trace__destroy(skel);
   free(seen);
   return status;
