@@ -3,7 +3,7 @@
 // tensors' bytes copied from a buffer of the io device DISK over the data.
 #include "safetensors_header.hpp"
 
-#include "../lib/errors.hpp"
+#include "errors.hpp"
 
 #include <rig/disk.h>
 #include <rig/safetensors.h>

@@ -190,17 +190,17 @@ bool waits_on_lost(rig_device *d, std::vector<rig_device *> &visited, rig_device
 int64_t rig_device::watch_waited() {
   int64_t bound_ms = facts.hang_ms.value_or(INT64_MAX);
   // Depth first along the queue waits not yet passed, each device once.
-  std::vector<rig_device *> visited{this}, todo{this};
-  while (!todo.empty()) {
-    rig_device *d = todo.back();
-    todo.pop_back();
+  std::vector<rig_device *> visited{this}, unwalked{this};
+  while (!unwalked.empty()) {
+    rig_device *d = unwalked.back();
+    unwalked.pop_back();
     for (const QueueWait &w : pending_waits(d)) {
       rig_device *on = w.on;
       if (on->is_lost() || std::find(visited.begin(), visited.end(), on) != visited.end()) continue;
       uint64_t word = on->read_word();
       if (word >= w.on_value) continue;
       visited.push_back(on);
-      todo.push_back(on);
+      unwalked.push_back(on);
       on->check_hang(word);
       on->poll_fault(word);
       if (on->facts.hang_ms) bound_ms = std::min(bound_ms, *on->facts.hang_ms);

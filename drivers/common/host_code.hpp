@@ -24,7 +24,7 @@ inline DriverDevice::EntryAnswer host_image_entry(DriverDevice::Image image, con
   return DriverDevice::Entry{f, reinterpret_cast<uint64_t>(f), INT64_MAX};
 }
 
-// The bytes of the mapping that holds the linked image and its stubs.
+// The bytes of the mapping that holds the linked image and its call trampolines.
 inline int64_t host_image_bytes(DriverDevice::Image image) {
   return static_cast<int64_t>(static_cast<const HostImage *>(image)->mapped_bytes());
 }
