@@ -157,6 +157,8 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
     require(d != nullptr, "the device is NULL");
     require_buffer(b, "the buffer");
     require_live(d);
+    // A borrow is a use of b: b's own device lost loses it (LMEM-07).
+    if (b->device->is_lost()) throw_lost(b->device);
     // A borrow depends on every point of the stamps (Memory after a loss).
     {
       std::vector<Dependency> unused;

@@ -100,6 +100,7 @@ struct rig_device {
   // Values per device (Local): each key's value, dropped after the stop.
   std::mutex locals_mu;
   std::vector<std::pair<rig_local_key_t *, void *>> locals;
+  bool locals_dropped = false;  // drop_locals took them: a later value drops at once
 
   // The reason of its loss, set once; the values reached when it was lost.
   const std::string &lost_reason() const;
@@ -209,7 +210,8 @@ inline void require_live(rig_device_t *d) {
 
 int64_t now_ns();
 
-// Drops d's values per device (after its driver's stop returned).
+// Drops d's values per device (after its driver's stop returned), and
+// every value an init racing it makes afterwards.
 void drop_locals(rig_device_t *d);
 
 }  // namespace rig

@@ -22,6 +22,7 @@ void drop_locals(rig_device_t *d) {
   {
     std::lock_guard<std::mutex> g(d->locals_mu);
     values.swap(d->locals);
+    d->locals_dropped = true;
   }
   for (auto &[key, value] : values)
     if (key->drop) key->drop(value, key->context);
@@ -148,10 +149,12 @@ rig_status_t rig_local_get(rig_local_key_t *key, rig_device_t *d, void **out) {
     } end{key, d};
     // init runs holding no lock of rig's: it may call rig.
     void *value = key->init(d, key->context);
+    // An init that ends once the stop's drops began (LOCAL-04) keeps no
+    // value: nothing would drop it later.
     bool stopped = false;
     {
       std::lock_guard<std::mutex> g(d->locals_mu);
-      stopped = d->is_lost() && d->stop_returned();
+      stopped = d->locals_dropped;
       if (!stopped) d->locals.push_back({key, value});
     }
     if (stopped) {

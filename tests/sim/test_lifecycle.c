@@ -13,7 +13,8 @@
  *   LMEM-12; STOP-02, STOP-08, STOP-09, STOP-10, STOP-11, STOP-12, STOP-14,
  *   STOP-16, STOP-18, STOP-20, STOP-21, STOP-22, STOP-30; DEV-05, DEV-16,
  *   DEV-12 (a stopped device leaves its slot), PROP-03, TL-15, TL-19
- *   (signaled of a lost, stopped device reads its word); LOCAL-04,
+ *   (signaled of a lost, stopped device reads its word); LOCAL-04 (also
+ *   against a get racing the stop's drops),
  *   LOCAL-05; SUB-49; ERR-24, ERR-25, ERR-28, ERR-31, ERR-33.
  *
  * Not reached here:
@@ -49,11 +50,15 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -212,6 +217,20 @@ Test(lifecycle, uses_of_the_lost_device_and_its_memory_answer_lost) {
   CHECK_LOST(d, rig_buffer_submit_fill(host_on_d, 4, NULL, 0, &p),
              "LMEM-07: a fill of a borrow on d");
   CHECK_LOST(d, rig_buffer_wait(host_on_d, RIG_ACCESS_READ), "LMEM-07: a wait on a borrow on d");
+  CHECK_LOST(d, rig_buffer_borrow(other, host_on_d, &out), "LMEM-07: a borrow of a borrow on d");
+  cr_assert_null(out);
+  CHECK_LOST(d, rig_buffer_borrow(rig_host(), host_on_d, &out),
+             "LMEM-07: a borrow of a borrow on d back on its memory's device");
+  cr_assert_null(out);
+  rig_buffer_t *on_other = create(other, 4096);
+  CHECK_LOST(d, rig_buffer_submit_copy(host_on_d, on_other, &row, 1, NULL, 0, &p),
+             "LMEM-07: a copy from a borrow on d");
+  uint8_t byte;
+  CHECK_LOST(d, rig_buffer_blit_to_bytes(host_on_d, 0, &byte, 1, 0, 1), "LMEM-07: a blit from a borrow on d");
+  rig_export_t *exported = NULL;
+  CHECK_LOST(d, rig_buffer_export(host_on_d, 1, &exported), "LMEM-07: an export of a borrow on d");
+  cr_assert_null(exported);
+  rig_buffer_unref(on_other);
   CHECK_OK(rig_buffer_fill(host, 5), "the host's own buffer is not d's");
   cr_assert_null(rig_lost(other), "LOSS-11: other is lost: %s", rig_lost(other));
 
@@ -406,6 +425,87 @@ Test(lifecycle, memory_and_values_return_only_after_the_stop) {
   await_stopped(d);
   CHECK_OK(rig_free_cache(d));
   cr_assert_eq(rig_allocated(d), start, "STOP-16: a stopped device's memory did not return");
+}
+
+/* A get whose init is still running when the stop's drops begin: the
+ * first key's drop lets the init end and waits for the get to return, so
+ * the value lands while the drops run, before the stop is marked done. */
+struct racing_get {
+  rig_device_t *device;
+  rig_local_key_t *late_key;
+  sem_t in_init, init_may_end, get_returned;
+  rig_status_t status;
+  int late_drops;
+};
+
+static int wait_5s(sem_t *s) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  while (sem_timedwait(s, &until) != 0)
+    if (errno != EINTR) return -1;
+  return 0;
+}
+
+static void *early_init(rig_device_t *d, void *context) {
+  (void)context;
+  return d;
+}
+
+static void early_drop(void *value, void *context) {
+  (void)value;
+  struct racing_get *race = context;
+  sem_post(&race->init_may_end);
+  wait_5s(&race->get_returned);
+}
+
+static void *late_init(rig_device_t *d, void *context) {
+  struct racing_get *race = context;
+  sem_post(&race->in_init);
+  wait_5s(&race->init_may_end);
+  return d;
+}
+
+static void late_drop(void *value, void *context) {
+  struct racing_get *race = context;
+  if (value == race->device) race->late_drops++;
+}
+
+static void *late_get(void *arg) {
+  struct racing_get *race = arg;
+  void *value = NULL;
+  race->status = rig_local_get(race->late_key, race->device, &value);
+  sem_post(&race->get_returned);
+  return NULL;
+}
+
+Test(lifecycle, a_value_made_while_the_drops_run_is_dropped) {
+  /* LOCAL-04 */
+  struct racing_get race = {0};
+  race.device = open_with("SIM:83", "latency_us=0");
+  sem_init(&race.in_init, 0, 0);
+  sem_init(&race.init_may_end, 0, 0);
+  sem_init(&race.get_returned, 0, 0);
+  rig_local_key_t *early = rig_local_new_key(early_init, early_drop, &race);
+  race.late_key = rig_local_new_key(late_init, late_drop, &race);
+  cr_assert(early && race.late_key);
+  void *value = NULL;
+  CHECK_OK(rig_local_get(early, race.device, &value));
+
+  pthread_t getter;
+  cr_assert_eq(pthread_create(&getter, NULL, late_get, &race), 0);
+  cr_assert_eq(wait_5s(&race.in_init), 0, "the late get never ran its init");
+  rig_buffer_t *b = create(race.device, 4096);
+  sim_fault_next(race.device, "injected fault");
+  expect_fault_loses(race.device, submit_fill(b, 1), "injected fault");
+  rig_buffer_unref(b);
+  CHECK_OK(rig_close(race.device));
+  pthread_join(getter, NULL);
+
+  cr_assert_eq(race.late_drops, 1, "LOCAL-04: a value whose init ended while the stop's drops ran was dropped %d times",
+               race.late_drops);
+  cr_assert_eq(race.status, RIG_ELOST, "the late get answered %d, not Lost, for a value it could not keep",
+               (int)race.status);
 }
 
 /* ---------------------------------------------------------------------- */
