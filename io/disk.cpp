@@ -140,11 +140,13 @@ int64_t disk_write(void *, void *region, int64_t offset, const void *src, int64_
   return transfer([&] { return disk().engine.write(r->file(), offset, src, n); });
 }
 
+// RIG_DISK's budget; an option rig cannot read refuses DISK's open, with
+// its reason, rather than leaving DISK unbounded unasked.
 int64_t disk_budget() {
   try {
     return rig::Options::of_environment("RIG_DISK", {"budget"}).bytes("budget", INT64_MAX);
-  } catch (const std::exception &) {
-    return INT64_MAX;
+  } catch (const std::exception &e) {
+    rig::throw_open(std::string("DISK: ") + e.what());
   }
 }
 
@@ -202,7 +204,13 @@ int open_regular(const char *path, bool writable, struct stat &st) {
 
 extern "C" {
 
-rig_status_t rig_disk_device(rig_device_t **out) { return rig_open_io("DISK", disk_ops(), nullptr, out); }
+rig_status_t rig_disk_device(rig_device_t **out) {
+  RIG_API_CALL({
+    if (out) *out = nullptr;
+    const rig_io_ops_t *ops = disk_ops();
+    return rig_open_io("DISK", ops, nullptr, out);
+  });
+}
 
 rig_status_t rig_disk_open(const char *path, rig_disk_mode_t mode, int64_t offset, int64_t length,
                            rig_buffer_t **out) {

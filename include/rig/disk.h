@@ -28,7 +28,7 @@ typedef enum rig_disk_mode {
 /* The io device DISK (opened at the first call).  Its budget is that of
  * RIG_DISK's "budget=BYTES", else unbounded; it counts the scratch memory
  * rig_buffer_create makes on it, in anonymous files that return when
- * released. */
+ * released.  RIG_EOPEN, with the reason, where RIG_DISK does not read. */
 rig_status_t rig_disk_device(rig_device_t **out);
 
 /* *out is a buffer on DISK over length bytes of the file at path from its

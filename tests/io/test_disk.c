@@ -924,6 +924,20 @@ Test(io, an_allocation_over_the_io_budget_answers_enomem) { /* RECL-35 RECL-45 *
   rig_buffer_unref(b);
 }
 
+Test(io, a_budget_rig_cannot_read_refuses_the_disk_device) { /* ERR-03 */
+  /* Before the first rig_disk_device of this process, as above. */
+  cr_assert(setenv("RIG_DISK", "budget=lots", 1) == 0);
+  rig_device_t *disk = (rig_device_t *)1;
+  cr_assert_eq(rig_disk_device(&disk), RIG_EOPEN, "DISK opened with RIG_DISK=budget=lots");
+  cr_assert_null(disk);
+  cr_assert(strstr(rig_last_error(), "RIG_DISK") && strstr(rig_last_error(), "budget"),
+            "the refusal does not name RIG_DISK's budget: %s", rig_last_error());
+  /* ERR-03: once the variable reads, DISK opens, with its budget. */
+  cr_assert(setenv("RIG_DISK", "budget=1M", 1) == 0);
+  CHECK_OK(rig_disk_device(&disk));
+  cr_assert(rig_budget(disk) == MIB, "budget %lld with RIG_DISK=budget=1M", (long long)rig_budget(disk));
+}
+
 Test(io, buffer_io_answers_the_region_for_its_key) { /* LOW-10 LOW-11 LOW-12 */
   const char *path = make_file(64 * KIB, 1);
   rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
