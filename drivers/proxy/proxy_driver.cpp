@@ -272,6 +272,8 @@ uint64_t share(rig_buffer_t *b, proxy::ProxyDevice **proxy) {
   require(!b->borrowed && b->alloc->owner == b->device && b->alloc->region != nullptr,
           "the buffer is not its proxy's own memory");
   require_live(b->device);
+  // Another process's uses of shared bytes would pass an exclusive hold.
+  require_not_exclusive(b);
   auto exported = driver_call(b->device, false, [&] {
     return (*proxy)->export_bytes(b->alloc->region, static_cast<uint64_t>(b->offset),
                                   static_cast<uint64_t>(b->length));

@@ -97,8 +97,9 @@ rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open
  * shared-buffer table: no round trip.
  *
  * RIG_EINVAL if b is dead, is not a proxy's own memory (a borrow, or
- * another device's memory), or token is NULL; RIG_ELOST if b's proxy is
- * lost (rigd closed the connection). */
+ * another device's memory), its memory is held exclusive (rig_claim_begin),
+ * or token is NULL; RIG_ELOST if b's proxy is lost (rigd closed the
+ * connection). */
 rig_status_t rig_service_share(rig_buffer_t *b, uint64_t *token);
 
 /* *out is a buffer on d, a NAME@rigd proxy, over the bytes another

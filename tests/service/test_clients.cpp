@@ -500,6 +500,32 @@ Test(clients, creates_past_the_quota_answer_enomem, .timeout = 60) {
   cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
 }
 
+/* HACC-13 (an exclusive hold refuses every other use) for
+ * rig_service_share: memory held exclusive cannot be shared, and can once
+ * the hold ends. */
+Test(clients, memory_held_exclusive_is_not_shared, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  pid_t client = fork_client([&] {
+    connect_service(rigd.socket);
+    rig_device_t *d = open_device("MEM:0@rigd");
+    rig_buffer_t *b = create_buffer(d, 4096);
+    bool exclusive = false;
+    require(rig_claim_begin(b, &exclusive) == RIG_OK && exclusive, "the hold: %s", rig_last_error());
+    uint64_t token = 0;
+    rig_status_t status = rig_service_share(b, &token);
+    require(status == RIG_EINVAL, "a share of memory held exclusive: %s", rig_status_name(status));
+    require(std::strstr(rig_last_error(), "exclusive") != nullptr, "the refusal: %s", rig_last_error());
+    int fd = 0;
+    status = rig_service_share_fd(b, &fd);
+    require(status == RIG_EINVAL && fd == -1, "a descriptor of memory held exclusive: %s", rig_status_name(status));
+    require(rig_claim_end(b) == RIG_OK, "the hold's end: %s", rig_last_error());
+    require(rig_service_share(b, &token) == RIG_OK, "a share once the hold ended: %s", rig_last_error());
+    rig_buffer_unref(b);
+    return 0;
+  });
+  cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
+}
+
 /* PROXY-07 (a proxy fails with its link: when the link fails, every proxy
  * of it reports the failure) and MACH-03's open on a lost machine: a client
  * holds MEM:0@rigd and SIM:0@rigd, and uses neither; once rigd is killed
