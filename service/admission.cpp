@@ -1,5 +1,6 @@
 // rigd's admission (admission.hpp).
 #include "admission.hpp"
+#include "notify.hpp"
 
 #include "descriptors.hpp"
 #include "exports.hpp"
@@ -356,7 +357,9 @@ void serve_clients(const Listener &listener, int signals, const ServedDevices &s
   Exports exports(served);
   UserClients users(policy.max_clients_per_user);
   Admission admission(listener, signals, served, policy, exports, users);
+  notify_systemd("READY=1");
   admission.run();
+  notify_systemd("STOPPING=1");
 }
 
 }  // namespace rigd
