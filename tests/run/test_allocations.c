@@ -6,8 +6,8 @@
  *
  * Asserts: SUB-39.
  *
- * Under AddressSanitizer the counting allocator would replace the
- * sanitizer's, so the tests skip there.
+ * Under AddressSanitizer and ThreadSanitizer the counting allocator would
+ * replace the sanitizer's, so the tests skip there.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -18,7 +18,7 @@
 #include "helpers.h"
 #include "run_support.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define COUNTS_ALLOCATIONS 0
 #else
 #define COUNTS_ALLOCATIONS 1
@@ -87,7 +87,7 @@ static long allocations_of_submits(rig_submission_t *s, rig_buffer_t *const *buf
  * the leak checker. */
 static void skip_unless_counting(void) {
   if (!COUNTS_ALLOCATIONS)
-    cr_skip_test("AddressSanitizer's allocator cannot be counted");
+    cr_skip_test("a sanitizer's allocator cannot be counted");
 }
 
 Test(allocations, host_launches_allocate_nothing) {
