@@ -256,10 +256,12 @@ Test(rigd, tells_systemd_it_is_ready_and_stopping, .timeout = 60) {
   std::string notify = directory + "/notify";
   int listening = bound_datagram_socket(notify);
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"}, -1, directory, [&] { setenv("NOTIFY_SOCKET", notify.c_str(), 1); });
-  cr_assert_str_eq(next_datagram(listening).c_str(), "READY=1");
+  std::string ready = next_datagram(listening);
+  cr_assert_str_eq(ready.c_str(), "READY=1");
   ServiceConnection c = connect_to_rigd(rigd.socket);
   cr_assert(c.devices.size() == 2, "a ready rigd serves");
   cr_assert(ended_cleanly(stop_rigd(rigd)));
-  cr_assert_str_eq(next_datagram(listening).c_str(), "STOPPING=1");
+  std::string stopping = next_datagram(listening);
+  cr_assert_str_eq(stopping.c_str(), "STOPPING=1");
   close(listening);
 }
