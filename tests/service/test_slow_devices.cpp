@@ -99,13 +99,16 @@ int64_t ms_to_stop(RigdProcess &rigd, int *status) {
 }  // namespace
 
 /* A client opens SIM:0@rigd with its own latency and hang bound, shares a
- * buffer, queues slow work on it and leaves; the importer, holding the last
- * reference to the exporter's memory (and so to its instance), frees its
- * import: the release waits for the exporter's work (PROXY-61), but on a
- * worker of rigd's, not on the importer's poller: every one of the
- * importer's round trips (an allocation's answer) after the free stays
- * under round_trip_bound_ms.  Then SIGTERM ends rigd within its deadline
- * though the exporter's work is not done. */
+ * buffer, queues slow work on it and leaves; the importer frees its
+ * import, whose memory rigd releases only once the exporter's work no
+ * longer needs it (PROXY-61): every one of the importer's round trips (an
+ * allocation's answer) after the free stays under round_trip_bound_ms.
+ * Then SIGTERM ends rigd within its deadline though the exporter's work is
+ * not done (7.5 s more of it).  A sim's memory is the served device's own,
+ * mapped on the exporter's instance, so here the importer's free lets go
+ * of no instance; where it does (an instance's own memory: a CUDA context
+ * that does not map the served one), the release worker waits instead
+ * (test_instances.cpp). */
 Test(slow_devices, an_importers_round_trips_stay_short_while_the_exporters_device_is_slow, .timeout = 90) {
   RigdProcess rigd = start_knob_rigd();
   run_linked_pair(
