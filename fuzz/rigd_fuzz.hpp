@@ -5,6 +5,7 @@
 
 #include <sanitizer/common_interface_defs.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -27,6 +28,13 @@ namespace rigd_fuzz {
 inline const rigd::ServedDevices &served() {
   static const rigd::ServedDevices devices({"MEM:0"});
   return devices;
+}
+
+// Waits for the instances an input's clients let go of to go back to the
+// served device (its release worker), so that the next input takes them
+// again rather than open more.
+inline void settle() {
+  RIGD_FUZZ_CHECK(served().finish_releases(std::chrono::steady_clock::now() + std::chrono::seconds(5)));
 }
 
 }  // namespace rigd_fuzz

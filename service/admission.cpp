@@ -10,6 +10,7 @@
 #include "user_clients.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -68,6 +69,9 @@ class Admission {
 
   // Serves until an ending signal.
   void run();
+  // Stops every session and waits until they ended, or deadline; answers
+  // whether they all did.
+  bool end_sessions(Clock::time_point deadline);
 
  private:
   // A connection whose credentials rigd admitted (and counted under its
@@ -192,6 +196,18 @@ void Admission::run() {
     }
     expire();
     if (!accepting_ && Clock::now() >= resume_at_) resume_accepting();
+  }
+}
+
+bool Admission::end_sessions(Clock::time_point deadline) {
+  for (auto &s : sessions_) s->stop();
+  for (;;) {
+    reap();
+    if (sessions_.empty()) return true;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd ended{ended_, POLLIN, 0};
+    poll(&ended, 1, static_cast<int>(std::min<long long>(left, 60000)));
   }
 }
 
@@ -349,17 +365,34 @@ void Admission::reap() {
   if (!reserve_.held()) reserve_.take();
 }
 
+// Past the shutdown deadline: what still runs waits on clients' devices,
+// which rigd leaves as they are (their threads, its devices unclosed).
+[[noreturn]] void abandon(const ServedDevices &served, const Listener &listener, const Policy &policy) {
+  std::string names;
+  for (const std::string &name : served.busy()) names += " " + name;
+  std::fprintf(stderr, "rigd: shutdown_deadline_ms (%lld ms) passed: abandoned the devices still busy:%s\n",
+               static_cast<long long>(policy.shutdown_deadline_ms), names.empty() ? " (none held)" : names.c_str());
+  listener.remove_socket();
+  _exit(1);
+}
+
 }  // namespace
 
 void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy) {
-  // Declared first: the sessions end, and let go of their exports, before
-  // the table goes.
-  Exports exports(served);
-  UserClients users(policy.max_clients_per_user);
-  Admission admission(listener, signals, served, policy, exports, users);
-  notify_systemd("READY=1");
-  admission.run();
-  notify_systemd("STOPPING=1");
+  Clock::time_point deadline;
+  {
+    // Declared first: the sessions end, and let go of their exports, before
+    // the table goes.
+    Exports exports(served);
+    UserClients users(policy.max_clients_per_user);
+    Admission admission(listener, signals, served, policy, exports, users);
+    notify_systemd("READY=1");
+    admission.run();
+    notify_systemd("STOPPING=1");
+    deadline = Clock::now() + std::chrono::milliseconds(policy.shutdown_deadline_ms);
+    if (!admission.end_sessions(deadline)) abandon(served, listener, policy);
+  }
+  if (!served.finish_releases(deadline)) abandon(served, listener, policy);
 }
 
 }  // namespace rigd

@@ -21,10 +21,14 @@ inline constexpr std::chrono::seconds hello_deadline{5};
 inline constexpr std::chrono::milliseconds accept_pause{100};
 
 // Serves clients on listener until an ending signal is read from signals
-// (a signalfd), then stops every session and returns once they ended.
-// A failure to make what one client needs (a thread, a segment, a
-// descriptor) refuses that client with the reason and serves the rest.
-// Throws std::system_error where rigd cannot make its epoll at the start.
+// (a signalfd), then stops every session and returns once they ended and
+// the instances they held went back (served.finish_releases).  Where that
+// takes longer than policy.shutdown_deadline_ms (a client's device still
+// working), rigd abandons what is still busy: it names those devices on
+// stderr, removes its socket and exits 1 at once.  A failure to make what
+// one client needs (a thread, a segment, a descriptor) refuses that client
+// with the reason and serves the rest.  Throws std::system_error where
+// rigd cannot make its epoll at the start.
 void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy);
 
 }  // namespace rigd

@@ -114,6 +114,9 @@ Policy parse_config(std::istream &in) {
         if (value != "allow" && value != "refuse")
           throw std::invalid_argument("test_knobs is allow or refuse, not " + value);
         p.test_knobs = value == "allow";
+      } else if (key == "shutdown_deadline_ms") {
+        if (!parse_number(value, p.shutdown_deadline_ms) || p.shutdown_deadline_ms <= 0)
+          throw std::invalid_argument("shutdown_deadline_ms is not a positive count of milliseconds: " + value);
       } else {
         throw std::invalid_argument("unknown key " + key);
       }

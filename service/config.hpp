@@ -38,6 +38,10 @@ struct Policy {
   // test_knobs = allow: clients' opens may set the device knobs that exist
   // for tests (test_knobs.hpp); refuse, the default, answers them RIG_EOPEN.
   bool test_knobs = false;
+  // shutdown_deadline_ms: how long rigd's SIGTERM waits for its clients'
+  // sessions and devices to end; past it rigd abandons the devices still
+  // busy, names them, and exits 1.
+  int64_t shutdown_deadline_ms = 10000;
 };
 
 struct Options {
@@ -55,7 +59,8 @@ Options parse_arguments(std::span<char *const> args);
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
 // quota_bytes, cache_limit_bytes, max_clients_per_user, cuda_contexts,
-// host_code (allow or deny) and test_knobs (allow or refuse).  Throws
+// host_code (allow or deny), test_knobs (allow or refuse) and
+// shutdown_deadline_ms.  Throws
 // std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 

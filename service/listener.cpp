@@ -99,8 +99,12 @@ Listener::Listener(const std::string &path) : path_(path) {
 }
 
 Listener::~Listener() {
-  if (bound_) unlink(path_.c_str());
+  remove_socket();
   close(fd_);
+}
+
+void Listener::remove_socket() const noexcept {
+  if (bound_) unlink(path_.c_str());
 }
 
 }  // namespace rigd

@@ -6,7 +6,8 @@
 //   rigd --help | --version
 //
 // It runs until SIGTERM or SIGINT, then ends its sessions, closes its
-// devices, removes the socket it bound and exits 0.
+// devices, removes the socket it bound and exits 0; past its shutdown
+// deadline it abandons the devices still busy and exits 1 (admission.hpp).
 #include "admission.hpp"
 #include "config.hpp"
 #include "descriptors.hpp"

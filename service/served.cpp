@@ -105,6 +105,7 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names, int64_t cach
 }
 
 ServedDevices::~ServedDevices() {
+  releases_.finish_all();
   for (const auto &idle : idle_)
     for (const Idle &i : idle) rig_close(i.device);
 }
@@ -120,14 +121,9 @@ void ServedDevices::free_caches() const noexcept {
 
 Instance::Instance(rig_device_t *device, size_t served, std::string config, bool reusable,
                    const ServedDevices &owner) noexcept
-    : device_(device),
-      served_(served),
-      config_(std::move(config)),
-      reusable_(reusable),
-      taken_at_(rig_submitted(device)),
-      owner_(owner) {}
+    : release_{device, served, std::move(config), reusable, rig_submitted(device)}, owner_(owner) {}
 
-Instance::~Instance() { owner_.take_back(device_, served_, std::move(config_), reusable_, taken_at_); }
+Instance::~Instance() { owner_.releases_.add(std::move(release_)); }
 
 std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::string &config, bool reusable) const {
   rig_device_t *d = nullptr;
@@ -158,21 +154,35 @@ std::shared_ptr<Instance> ServedDevices::open_instance(size_t i, const std::stri
   return instance;
 }
 
-void ServedDevices::take_back(rig_device_t *d, size_t i, std::string config, bool reusable,
-                              uint64_t taken_at) const noexcept {
+void ServedDevices::take_back(Release &r) const noexcept {
   // The last client's work done, its memory goes back to the driver, so
   // that the next client finds the instance as a new one, holding nothing.
+  rig_device_t *d = r.device;
   uint64_t last = rig_submitted(d);
-  bool clean = last == taken_at || rig_point_wait(rig_point_make(d, last)) == RIG_OK;
+  bool clean = last == r.taken_at || rig_point_wait(rig_point_make(d, last)) == RIG_OK;
   clean = clean && rig_free_cache(d) == RIG_OK && !rig_lost(d);
   {
     std::lock_guard g(instances_mu_);
-    if (clean && reusable && idle_[i].size() < max_idle_instances) {
-      idle_[i].push_back({d, std::move(config)});
+    if (clean && r.reusable && idle_[r.served].size() < max_idle_instances) {
+      idle_[r.served].push_back({d, std::move(r.config)});
       return;
     }
   }
   rig_close(d);
+}
+
+std::vector<std::string> ServedDevices::busy() const {
+  std::vector<std::string> names = releases_.waiting();
+  // Named outside the lock: the last hold of an instance takes it back.
+  std::vector<std::shared_ptr<Instance>> live;
+  {
+    std::lock_guard g(instances_mu_);
+    for (const auto &of_device : instances_)
+      for (const std::weak_ptr<Instance> &w : of_device)
+        if (auto instance = w.lock()) live.push_back(std::move(instance));
+  }
+  for (const auto &instance : live) names.push_back(rig_device_name(instance->device()));
+  return names;
 }
 
 rig_status_t ServedDevices::create(const Instance &instance, int64_t n, rig_memory_t kind, rig_buffer_t **out,

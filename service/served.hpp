@@ -4,10 +4,12 @@
 
 #include "config.hpp"
 #include "protocol.h"
+#include "releases.hpp"
 #include "segments.hpp"
 
 #include <rig/rig.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,7 +25,9 @@ class ServedDevices;
 // fault in the work one client submitted loses that client's proxies only.
 // Once nothing holds it (the client's proxies, memory allocated on it, and
 // other clients' imports of that memory), it goes back to its served
-// device (ServedDevices::open_instance).
+// device (ServedDevices::open_instance) once its work is done, which
+// rigd's release worker waits for (releases.hpp): whatever thread lets go
+// last waits for nothing.
 class Instance {
  public:
   // reusable: whether it may serve a later client once this one let go.
@@ -33,18 +37,14 @@ class Instance {
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
 
-  rig_device_t *device() const noexcept { return device_; }
+  rig_device_t *device() const noexcept { return release_.device; }
   // The index of the served device it is an instance of.
-  size_t served() const noexcept { return served_; }
+  size_t served() const noexcept { return release_.served; }
   // The configuration it was opened with (rig_open's).
-  const std::string &config() const noexcept { return config_; }
+  const std::string &config() const noexcept { return release_.config; }
 
  private:
-  rig_device_t *device_;
-  size_t served_;
-  std::string config_;
-  bool reusable_;
-  uint64_t taken_at_;  // rig_submitted as its client took it
+  Release release_;  // what goes back to the served device
   const ServedDevices &owner_;
 };
 
@@ -59,8 +59,8 @@ class ServedDevices {
   // and so do its proxies (their records say so).  Throws
   // std::runtime_error with rig's reason if a named device does not open.
   explicit ServedDevices(const std::vector<std::string> &names, int64_t cache_limit = default_cache_limit_bytes);
-  // Closes the idle instances, then the served devices; every Instance
-  // has gone back before.
+  // Waits for the instances' releases, then closes the idle instances and
+  // the served devices; every Instance has gone back before.
   ~ServedDevices();
   ServedDevices(const ServedDevices &) = delete;
   ServedDevices &operator=(const ServedDevices &) = delete;
@@ -99,6 +99,15 @@ class ServedDevices {
   // idle (rig_allocated of each).
   int64_t allocated(size_t i) const;
 
+  // Waits until every instance that went back has finished its release
+  // (its work done: idle or closed), or deadline; answers whether all did.
+  bool finish_releases(std::chrono::steady_clock::time_point deadline) const {
+    return releases_.finish_by(deadline);
+  }
+  // The names of the instances still held, or whose release waits for
+  // their work: what rigd abandons where it ends before they are done.
+  std::vector<std::string> busy() const;
+
   // Counts one more value done on device i in its word of the device
   // segment, release order.  Any thread may call it.
   void publish_progress(size_t i) const noexcept;
@@ -113,10 +122,11 @@ class ServedDevices {
     void operator()(rig_device_t *d) const noexcept { rig_close(d); }
   };
   friend class Instance;
-  // Takes back an instance that nothing holds: idle once its work is done
-  // and its memory returned, or closed where it is lost, not reusable, or
-  // where max_idle_instances of its served device are idle already.
-  void take_back(rig_device_t *d, size_t i, std::string config, bool reusable, uint64_t taken_at) const noexcept;
+  // Takes back an instance that nothing holds, its work done (releases_):
+  // idle with its memory returned, or closed where it is lost, not
+  // reusable, or where max_idle_instances of its served device are idle
+  // already.
+  void take_back(Release &r) const noexcept;
 
   struct Idle {
     rig_device_t *device;
@@ -130,6 +140,8 @@ class ServedDevices {
   mutable std::vector<std::vector<std::weak_ptr<Instance>>> instances_;  // by served device
   mutable std::vector<std::vector<Idle>> idle_;                       // by served device
   mutable std::vector<uint64_t> opened_;  // instances opened, by served device: their names
+  // Last: its worker, which takes instances back, ends first.
+  mutable Releases releases_{[this](Release &r) { take_back(r); }};
 };
 
 }  // namespace rigd

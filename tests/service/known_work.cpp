@@ -37,6 +37,14 @@ rig_buffer_t *import_sent_token(int link, rig_device_t *d) {
   return b;
 }
 
+rig_buffer_t *import_until_the_exporter_goes(int link, rig_device_t *d) {
+  rig_buffer_t *b = import_sent_token(link, d);
+  require(send_value(link, 1), "the exporter is gone");
+  uint64_t none;
+  require(!receive_value(link, none, client_start_ms), "the exporter sent more");
+  return b;
+}
+
 uint8_t pattern_byte(uint64_t seed, int64_t i) {
   return static_cast<uint8_t>(seed * 29 + static_cast<uint64_t>(i) * 131 + (static_cast<uint64_t>(i) >> 9));
 }

@@ -17,6 +17,9 @@ rig_buffer_t *create_buffer(rig_device_t *d, int64_t n);
 // In an importing client: a buffer on d over the export whose token the
 // exporter sends on link (rig_service_import).
 rig_buffer_t *import_sent_token(int link, rig_device_t *d);
+// The same, then tells the exporter it imported and returns once the
+// exporter is gone (its end of link closed, with nothing more sent).
+rig_buffer_t *import_until_the_exporter_goes(int link, rig_device_t *d);
 
 // Byte i of the pattern that seed names.
 uint8_t pattern_byte(uint64_t seed, int64_t i);

@@ -104,6 +104,8 @@ Test(config, config_lines) {
   cr_assert(!config("host_code = deny").host_code);
   cr_assert(!config("").test_knobs, "test knobs are refused by default");
   cr_assert(config("test_knobs = allow").test_knobs && !config("test_knobs = refuse").test_knobs);
+  cr_assert(config("").shutdown_deadline_ms == 10000, "SIGTERM waits 10 s at most by default");
+  cr_assert(config("shutdown_deadline_ms = 250").shutdown_deadline_ms == 250);
 }
 
 Test(config, config_errors_name_their_line) {
@@ -117,6 +119,8 @@ Test(config, config_errors_name_their_line) {
   cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
   cr_assert(config_error("host_code = yes").find("allow or deny") != std::string::npos);
   cr_assert(config_error("test_knobs = yes").find("allow or refuse") != std::string::npos);
+  cr_assert(config_error("shutdown_deadline_ms = 0").find("shutdown_deadline_ms is not a positive count") !=
+            std::string::npos);
 }
 
 Test(config, policy_admits_listed_peers_only) {

@@ -1,6 +1,7 @@
 /* rigd's instances of its served devices (served.hpp), in this process:
  * an instance that nothing holds any more goes back to its served device,
- * with its work done and its memory returned, and the next client that
+ * with its work done and its memory returned, on rigd's release worker
+ * (releases.hpp), so that letting go waits for nothing; the next client that
  * opens the device with the same configuration takes it again; a lost
  * instance, and one past the idle ones a served device keeps, is closed.
  * rig keeps a device's record for the process's life, so without this a
@@ -13,7 +14,9 @@
 
 #include <criterion/criterion.h>
 
+#include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 using rigd::Instance;
@@ -41,6 +44,12 @@ rig_buffer_t *filled(rig_device_t *d, uint8_t byte) {
   return b;
 }
 
+// Waits for the instances that went back to finish their release.
+void settle(const ServedDevices &served) {
+  cr_assert(served.finish_releases(std::chrono::steady_clock::now() + std::chrono::seconds(30)),
+            "the releases finish");
+}
+
 }  // namespace
 
 Test(instances, a_released_instance_serves_the_next_client_holding_nothing) {
@@ -54,6 +63,7 @@ Test(instances, a_released_instance_serves_the_next_client_holding_nothing) {
   cr_assert_eq(rig_buffer_submit_fill(b, 2, nullptr, 0, &last), RIG_OK);
   rig_buffer_unref(b);
   first.reset();
+  settle(served);
   cr_assert_null(rig_lost(d), "the instance is kept, not closed");
   uint64_t reported = 0;
   cr_assert_eq(rig_signaled(d, &reported), RIG_OK);
@@ -70,9 +80,11 @@ Test(instances, a_released_instance_serves_the_next_client_holding_nothing) {
 Test(instances, an_instance_is_taken_again_only_with_its_configuration) {
   ServedDevices served({"SIM:0"});
   rig_device_t *plain = take(served)->device();
+  settle(served);
   auto configured = take(served, "latency_us=1");
   cr_assert_neq(configured->device(), plain, "other configuration: another instance");
   cr_assert_str_neq(rig_device_name(configured->device()), rig_device_name(plain));
+  settle(served);
   cr_assert_eq(take(served)->device(), plain, "the same configuration takes the idle one");
 }
 
@@ -87,6 +99,7 @@ Test(instances, a_lost_instance_is_closed_and_never_taken_again) {
   cr_assert_eq(rig_point_wait(p), RIG_ELOST, "value 1 faults");
   rig_buffer_unref(b);
   faulting.reset();
+  settle(served);
   auto next = take(served, "fault_at=1");
   cr_assert_neq(next->device(), d, "a lost instance is not taken again");
 }
@@ -98,6 +111,34 @@ Test(instances, instances_past_the_idle_ones_kept_are_closed) {
   std::vector<rig_device_t *> devices;
   for (const auto &instance : many) devices.push_back(instance->device());
   many.clear();  // the 65th goes back last: 64 are idle already
+  settle(served);
   for (size_t i = 0; i < 64; i++) cr_assert_null(rig_lost(devices[i]), "instance %zu is idle", i);
   cr_assert_str_eq(rig_lost(devices[64]), "closed");
+}
+
+/* The last hold of an instance whose client left slow work on it (each
+ * value 1 s) returns at once, on whatever thread lets go (a client's
+ * poller freeing an import of the memory, rigd's shutdown): the release
+ * worker waits for the work, and the instance goes back once it is done. */
+Test(instances, letting_go_of_an_instance_waits_for_none_of_its_work) {
+  ServedDevices served({"SIM:0"});
+  auto slow = take(served, "latency_us=1000000");
+  rig_device_t *d = slow->device();
+  rig_buffer_t *b = nullptr;
+  cr_assert_eq(rig_buffer_create(d, bytes, RIG_MEMORY_DEVICE, &b), RIG_OK, "%s", rig_last_error());
+  rig_point_t last{};
+  for (uint8_t byte = 0; byte < 3; ++byte) cr_assert_eq(rig_buffer_submit_fill(b, byte, nullptr, 0, &last), RIG_OK);
+  rig_buffer_unref(b);
+  auto start = std::chrono::steady_clock::now();
+  slow.reset();
+  auto took = std::chrono::steady_clock::now() - start;
+  cr_assert_lt(took, std::chrono::milliseconds(500), "letting go took %lld ms, its work 3 s",
+               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  std::vector<std::string> busy = served.busy();
+  cr_assert(busy.size() == 1 && busy.front() == rig_device_name(d), "the release waits for the work");
+  settle(served);
+  uint64_t reported = 0;
+  cr_assert_eq(rig_signaled(d, &reported), RIG_OK);
+  cr_assert_geq(reported, rig_point_value(last), "the instance went back once its work was done");
+  cr_assert(served.busy().empty());
 }

@@ -108,11 +108,7 @@ Test(isolation, an_import_outlives_its_exporter, .timeout = 60) {
       [&](int importer_link) {
         connect_service(rigd.socket);
         rig_device_t *d = open_device("SIM:0@rigd");
-        rig_buffer_t *b = import_sent_token(importer_link, d);
-        require(send_value(importer_link, 1), "the exporter is gone");
-        // The exporter ends: its end of the link closes.
-        uint64_t none;
-        require(!receive_value(importer_link, none, client_start_ms), "the exporter sent more");
+        rig_buffer_t *b = import_until_the_exporter_goes(importer_link, d);
         check_pattern(b, 5);
         write_pattern(b, 6);
         check_pattern(b, 6);
