@@ -1,26 +1,15 @@
-// The worker that takes back instances (releases.hpp).
+// The workers that take back instances (releases.hpp).
 #include "releases.hpp"
 
 #include <algorithm>
 #include <exception>
-#include <iterator>
 #include <utility>
 
 namespace rigd {
 
-namespace {
-
-// How often the worker looks again at the devices still working: every
-// 5 ms at first, twice as long after each look that found none done, up
-// to 200 ms, so that a device that never finishes costs rigd no core.  A
-// release costs nothing meanwhile but an instance kept open a little
-// longer.
-constexpr auto first_poll_period = std::chrono::milliseconds(5);
-constexpr auto last_poll_period = std::chrono::milliseconds(200);
-
-}  // namespace
-
-Releases::Releases(std::function<void(Release &)> finish) : finish_(std::move(finish)), worker_([this] { run(); }) {}
+Releases::Releases(std::function<void(Release &)> finish) : finish_(std::move(finish)) {
+  workers_.emplace_back([this] { run(); });
+}
 
 Releases::~Releases() {
   {
@@ -28,47 +17,46 @@ Releases::~Releases() {
     stopping_ = true;
   }
   changed_.notify_all();
-  worker_.join();
+  for (std::thread &w : workers_) w.join();
 }
 
 void Releases::add(Release r) noexcept {
+  std::unique_lock g(mu_);
   try {
-    std::lock_guard g(mu_);
     waiting_.push_back(std::move(r));
   } catch (const std::exception &) {
-    rig_point_wait(rig_point_make(r.device, rig_submitted(r.device)));
+    g.unlock();
     finish_(r);
     return;
   }
-  changed_.notify_all();
-}
-
-bool Releases::done(const Release &r) noexcept {
-  uint64_t last = rig_submitted(r.device);
-  bool reached = false;
-  return last == r.taken_at || rig_lost(r.device) != nullptr ||
-         rig_point_reached(rig_point_make(r.device, last), &reached) != RIG_OK || reached;
+  // A worker more where none is free: a failure to make one leaves the
+  // release to the workers there are.
+  if (idle_workers_ == 0 && workers_.size() < max_release_workers) {
+    try {
+      workers_.emplace_back([this] { run(); });
+    } catch (const std::exception &) {
+    }
+  }
+  g.unlock();
+  changed_.notify_one();
 }
 
 void Releases::run() {
   std::unique_lock g(mu_);
-  auto period = first_poll_period;
   for (;;) {
-    // Ends once stopping and every release has finished.
+    // Ends once stopping and every release has been taken.
+    idle_workers_++;
     changed_.wait(g, [&] { return stopping_ || !waiting_.empty(); });
+    idle_workers_--;
     if (waiting_.empty()) return;
-    std::vector<Release> ready;
-    auto first_ready = std::partition(waiting_.begin(), waiting_.end(), [](const Release &r) { return !done(r); });
-    std::move(first_ready, waiting_.end(), std::back_inserter(ready));
-    waiting_.erase(first_ready, waiting_.end());
-    finishing_ = ready.size();
+    Release r = std::move(waiting_.front());
+    waiting_.pop_front();
+    finishing_.push_back(r.device);
     g.unlock();
-    for (Release &r : ready) finish_(r);
+    finish_(r);
     g.lock();
-    finishing_ = 0;
+    std::erase(finishing_, r.device);
     changed_.notify_all();
-    period = ready.empty() ? std::min(2 * period, last_poll_period) : first_poll_period;
-    if (!waiting_.empty() && changed_.wait_for(g, period) == std::cv_status::no_timeout) period = first_poll_period;
   }
 }
 
@@ -85,6 +73,7 @@ void Releases::finish_all() {
 std::vector<std::string> Releases::waiting() const {
   std::lock_guard g(mu_);
   std::vector<std::string> names;
+  for (rig_device_t *d : finishing_) names.push_back(rig_device_name(d));
   for (const Release &r : waiting_) names.push_back(rig_device_name(r.device));
   return names;
 }

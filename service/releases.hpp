@@ -1,11 +1,14 @@
-// The worker that takes back the instances nothing holds any more.  The
+// The workers that take back the instances nothing holds any more.  The
 // last hold of an instance may go on any thread (a client's poller that
 // frees an import of another client's memory, rigd's shutdown as the
 // exports end), and taking it back waits for the work its client left on
-// it, which that client's configuration may make as slow as it likes: the
-// worker waits instead, for every instance at once, so that no thread of
-// another client's, and no shutdown past its deadline, waits on a client's
-// device.
+// it, which that client's configuration may make as slow as it likes: a
+// worker waits instead.  The wait is rig_point_wait's, which watches the
+// device's hang clock, its faults and the devices its queues wait on, so
+// that work which can never finish loses its device and the instance
+// returns; each release under way has a worker of its own, up to
+// max_release_workers, so that one device that never finishes holds up no
+// other release.
 #pragma once
 
 #include <rig/rig.h>
@@ -13,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -30,18 +34,21 @@ struct Release {
   uint64_t taken_at;   // rig_submitted as its client took it
 };
 
+// The most workers at once; past them, releases wait for a free worker.
+constexpr size_t max_release_workers = 32;
+
 class Releases {
  public:
-  // finish takes back a release whose work is done (or whose device is
-  // lost): on the worker, one at a time.
+  // finish waits for a release's work (or its device's loss) and takes it
+  // back, on a worker.
   explicit Releases(std::function<void(Release &)> finish);
   // Waits for every release to finish, then ends the worker.
   ~Releases();
   Releases(const Releases &) = delete;
   Releases &operator=(const Releases &) = delete;
 
-  // Hands r to the worker; never waits for its device.  noexcept: an
-  // Instance's destructor calls it; where even the worker's list cannot
+  // Hands r to a worker; never waits for its device.  noexcept: an
+  // Instance's destructor calls it; where even the list of releases cannot
   // grow, r is finished here, waiting.
   void add(Release r) noexcept;
 
@@ -55,17 +62,16 @@ class Releases {
 
  private:
   void run();
-  bool finished() const noexcept { return waiting_.empty() && finishing_ == 0; }  // under mu_
-  // Whether r's device has done its client's work, or is lost.
-  static bool done(const Release &r) noexcept;
+  bool finished() const noexcept { return waiting_.empty() && finishing_.empty(); }  // under mu_
 
   std::function<void(Release &)> finish_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
-  std::vector<Release> waiting_;
-  size_t finishing_ = 0;  // taken out of waiting_ and not finished yet
+  std::deque<Release> waiting_;             // for a free worker
+  std::vector<rig_device_t *> finishing_;   // a worker's, until taken back
+  size_t idle_workers_ = 0;
   bool stopping_ = false;
-  std::thread worker_;  // last: it starts once the rest is made
+  std::vector<std::thread> workers_;  // last: they start once the rest is made
 };
 
 }  // namespace rigd

@@ -161,6 +161,9 @@ void ServedDevices::take_back(Release &r) const noexcept {
   uint64_t last = rig_submitted(d);
   bool clean = last == r.taken_at || rig_point_wait(rig_point_make(d, last)) == RIG_OK;
   clean = clean && rig_free_cache(d) == RIG_OK && !rig_lost(d);
+  // The client's memory on the served device itself, released as the
+  // client went, waited for this instance's work: it returns now.
+  rig_free_cache(devices_[r.served].get());
   {
     std::lock_guard g(instances_mu_);
     if (clean && r.reusable && idle_[r.served].size() < max_idle_instances) {
