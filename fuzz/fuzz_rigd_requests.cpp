@@ -97,6 +97,7 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
   if (c.detail != 0)
     RIGD_FUZZ_CHECK((c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_ALLOC && c.detail == e.args[1]) ||
                     (c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_IMAGE_LOAD && c.detail == image_bytes) ||
+                    (c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_IMPORT) ||
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMPORT) ||
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMAGE_ENTRY) ||
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_LOADED));
@@ -164,7 +165,8 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
       break;
     case RIG_PROXY_OP_IMPORT:
       RIGD_FUZZ_CHECK(on_proxy && tokens.count(e.args[0]) == 1 && c.detail == tokens[e.args[0]]);
-      take_handle(c.value, 0);
+      // An import counts in the importer's quota.
+      take_handle(c.value, static_cast<int64_t>(c.detail));
       break;
     case RIG_PROXY_OP_ALLOCATED:
     case RIG_PROXY_OP_LOADED:
@@ -422,9 +424,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // cheap enough to make for each input, the completion thread included,
     // so that no input sees another's.
     rigd::Exports exports(served());
-    rigd::ClientObjects objects(quota_bytes);
     rigd::Policy policy;  // test knobs refused, as by default
-    policy.quota_bytes = quota_bytes;
+    policy.limits[rigd::Held::device_bytes].client = quota_bytes;
+    rigd::UserClients users(0, policy.limits);
+    rigd::Account account(users, getuid());
+    rigd::ClientObjects objects(account);
     uint32_t sleepers = 0;  // no thread sleeps on the words here
     rigd::Completions completions(words, &sleepers, served());
     rigd::Requests requests(served(), exports, client, getuid(), objects, completions, arena, proxy_limit, policy);

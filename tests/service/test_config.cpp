@@ -93,7 +93,7 @@ Test(config, config_lines) {
       "max_clients_per_user = 8\n");
   cr_assert(p.users == (std::vector<uid_t>{1000, 1001}));
   cr_assert(p.groups == (std::vector<gid_t>{0}));
-  cr_assert(p.quota_bytes == 1048576);
+  cr_assert(p.quota_bytes() == 1048576);
   cr_assert(p.max_clients_per_user == 8);
   cr_assert(p.cache_limit_bytes == 4096);
   cr_assert(config("").cache_limit_bytes == 64 << 20, "64 MiB cached per device by default");
