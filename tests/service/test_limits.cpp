@@ -127,6 +127,16 @@ void returns_to(const Baseline &before, const RigdProcess &rigd, raw::Client &st
             static_cast<long long>(before.allocated));
 }
 
+// A rigd under attack: a client connected before it, and rigd's counts
+// then.
+struct Attacked {
+  RigdProcess rigd;
+  raw::Client steady;
+  Baseline before;
+  explicit Attacked(const std::string &config = "")
+      : rigd(start_rigd_with_config(served, config)), steady(rigd.socket), before(baseline_of(rigd, steady)) {}
+};
+
 void responsive_during_attack(const RigdProcess &rigd, raw::Client &steady) {
   cr_assert(alive(rigd.pid), "rigd stays up");
   double round_trip = round_trip_ms(steady);
@@ -144,12 +154,10 @@ void responsive_during_attack(const RigdProcess &rigd, raw::Client &steady) {
  * and 2 GiB ones included: rigd's address space grows by at most the
  * limit.  Before, rigd mapped each whole, 64 TiB outside any bound. */
 Test(limits, sparse_arenas_past_the_clients_limit_are_refused_unmapped, .timeout = 60) {
-  RigdProcess rigd = start_rigd(served);
-  raw::Client steady(rigd.socket);
-  Baseline before = baseline_of(rigd, steady);
-  long address_space_kib = status_of(rigd.pid, "VmSize:");
+  Attacked a;
+  long address_space_kib = status_of(a.rigd.pid, "VmSize:");
   {
-    raw::Client attacker(rigd.socket);
+    raw::Client attacker(a.rigd.socket);
     int64_t mapped = 0;
     for (int shift = 45; shift >= 20; --shift) {
       int64_t bytes = int64_t{1} << shift;
@@ -169,14 +177,14 @@ Test(limits, sparse_arenas_past_the_clients_limit_are_refused_unmapped, .timeout
         mapped += bytes;
       }
     }
-    cr_assert(steady.count(RIG_PROXY_COUNT_ARENA_BYTES) == mapped, "rigd counts the bytes it maps");
-    long grown_kib = status_of(rigd.pid, "VmSize:") - address_space_kib;
+    cr_assert(a.steady.count(RIG_PROXY_COUNT_ARENA_BYTES) == mapped, "rigd counts the bytes it maps");
+    long grown_kib = status_of(a.rigd.pid, "VmSize:") - address_space_kib;
     cr_assert(grown_kib <= (arena_limit + gib) / kib, "rigd's address space grew by %ld KiB, past the limit",
               grown_kib);
-    responsive_during_attack(rigd, steady);
+    responsive_during_attack(a.rigd, a.steady);
   }
-  returns_to(before, rigd, steady);
-  long address_space_after = settles_at(address_space_kib, [&] { return status_of(rigd.pid, "VmSize:"); });
+  returns_to(a.before, a.rigd, a.steady);
+  long address_space_after = settles_at(address_space_kib, [&] { return status_of(a.rigd.pid, "VmSize:"); });
   cr_assert(address_space_after <= address_space_kib + 256 * 1024, "rigd's address space, %ld KiB, stays grown",
             address_space_after);
 }
@@ -187,14 +195,12 @@ Test(limits, sparse_arenas_past_the_clients_limit_are_refused_unmapped, .timeout
  * clients are welcomed meanwhile, and the descriptors close as the client
  * goes.  Before, rigd held one memfd an export, 2,000. */
 Test(limits, export_descriptors_past_the_limit_are_refused_and_close_as_the_client_goes, .timeout = 60) {
-  RigdProcess rigd = start_rigd(served);
-  raw::Client steady(rigd.socket);
-  Baseline before = baseline_of(rigd, steady);
+  Attacked a;
   {
-    raw::Client attacker(rigd.socket);
+    raw::Client attacker(a.rigd.socket);
     uint32_t proxy;
     uint64_t handle = buffer_of(attacker, &proxy, 4096);
-    long attacker_descriptors = descriptors_of(rigd.pid) - before.descriptors;
+    long attacker_descriptors = descriptors_of(a.rigd.pid) - a.before.descriptors;
     for (int i = 0; i < 2000; ++i) {
       rig_proxy_completion exported = export_of(attacker, proxy, handle, 4096);
       cr_assert(exported.status == raw::rig_ok, "export %d: %d", i, exported.status);
@@ -210,27 +216,25 @@ Test(limits, export_descriptors_past_the_limit_are_refused_and_close_as_the_clie
                   "descriptor %d past the limit is refused with the numbers: %d \"%s\"", i, reply.status,
                   why.c_str());
     }
-    long held = descriptors_of(rigd.pid) - before.descriptors - attacker_descriptors;
+    long held = descriptors_of(a.rigd.pid) - a.before.descriptors - attacker_descriptors;
     cr_assert(held == export_fds_limit, "rigd holds %ld descriptors for the exports", held);
-    cr_assert(steady.count(RIG_PROXY_COUNT_EXPORT_FDS) == export_fds_limit);
-    responsive_during_attack(rigd, steady);
+    cr_assert(a.steady.count(RIG_PROXY_COUNT_EXPORT_FDS) == export_fds_limit);
+    responsive_during_attack(a.rigd, a.steady);
   }
-  returns_to(before, rigd, steady);
+  returns_to(a.before, a.rigd, a.steady);
 }
 
 /* rigd(8), exports (unbounded tables): one client exports a buffer again
  * and again, up to a million times.  rigd makes 4,096 (the default limit)
  * and refuses every one past it with the numbers; once the client goes its
  * exports, their table's memory included, go with it: rigd's resident
- * memory returns to within 16 MiB of before.  Before, a million exports
+ * memory returns to within 16 MiB of a.before.  Before, a million exports
  * grew rigd by 215 MB, still held after the client left. */
 Test(limits, a_clients_exports_are_bounded_and_go_with_it, .timeout = 90) {
-  RigdProcess rigd = start_rigd(served);
-  raw::Client steady(rigd.socket);
-  Baseline before = baseline_of(rigd, steady);
-  long resident_kib = status_of(rigd.pid, "VmRSS:");
+  Attacked a;
+  long resident_kib = status_of(a.rigd.pid, "VmRSS:");
   {
-    raw::Client attacker(rigd.socket);
+    raw::Client attacker(a.rigd.socket);
     uint32_t proxy;
     uint64_t handle = buffer_of(attacker, &proxy, 4096);
     int64_t made = 0, refused = 0;
@@ -247,11 +251,11 @@ Test(limits, a_clients_exports_are_bounded_and_go_with_it, .timeout = 90) {
       }
     }
     cr_assert(made == exports_limit, "rigd made %lld exports of one client", static_cast<long long>(made));
-    cr_assert(steady.count(RIG_PROXY_COUNT_EXPORTS) == exports_limit);
-    responsive_during_attack(rigd, steady);
+    cr_assert(a.steady.count(RIG_PROXY_COUNT_EXPORTS) == exports_limit);
+    responsive_during_attack(a.rigd, a.steady);
   }
-  returns_to(before, rigd, steady);
-  long resident_after = status_of(rigd.pid, "VmRSS:");
+  returns_to(a.before, a.rigd, a.steady);
+  long resident_after = status_of(a.rigd.pid, "VmRSS:");
   cr_assert(resident_after <= resident_kib + 16 * 1024, "rigd's resident memory, %ld KiB, stays grown (%ld before)",
             resident_after, resident_kib);
 }
@@ -263,14 +267,12 @@ Test(limits, a_clients_exports_are_bounded_and_go_with_it, .timeout = 90) {
  * importer's 1 MiB alone.  Before, imports counted in no quota: the
  * importer held 32 MiB. */
 Test(limits, imports_count_in_the_importers_quota, .timeout = 60) {
-  RigdProcess rigd = start_rigd_with_config(served, "quota_bytes = 1048576\n");
-  raw::Client steady(rigd.socket);
-  Baseline before = baseline_of(rigd, steady);
+  Attacked a("quota_bytes = 1048576\n");
   {
-    raw::Client importer(rigd.socket);
+    raw::Client importer(a.rigd.socket);
     auto proxy = static_cast<uint32_t>(importer.open(0));
     for (int i = 0; i < 64; ++i) {
-      raw::Client exporter(rigd.socket);
+      raw::Client exporter(a.rigd.socket);
       uint32_t exporter_proxy;
       uint64_t handle = buffer_of(exporter, &exporter_proxy, 512 * kib);
       rig_proxy_completion exported = export_of(exporter, exporter_proxy, handle, 512 * kib);
@@ -285,11 +287,11 @@ Test(limits, imports_count_in_the_importers_quota, .timeout = 60) {
                   "import %d past the quota is refused with the numbers: %d \"%s\"", i, imported.status,
                   why.c_str());
     }
-    long held = settles_at(mib, [&] { return static_cast<long>(steady.count(RIG_PROXY_COUNT_DEVICE_BYTES)); });
+    long held = settles_at(mib, [&] { return static_cast<long>(a.steady.count(RIG_PROXY_COUNT_DEVICE_BYTES)); });
     cr_assert(held == mib, "with the exporters gone, rigd counts %ld bytes of the importer's", held);
-    responsive_during_attack(rigd, steady);
+    responsive_during_attack(a.rigd, a.steady);
   }
-  returns_to(before, rigd, steady);
+  returns_to(a.before, a.rigd, a.steady);
 }
 
 /* rigd(8), exports_per_user: a user's clients share the user's limit.  With
@@ -298,11 +300,9 @@ Test(limits, imports_count_in_the_importers_quota, .timeout = 60) {
  * refused naming exports_per_user; once the first goes the second makes
  * more, up to its own 64. */
 Test(limits, a_users_clients_share_its_limits, .timeout = 60) {
-  RigdProcess rigd = start_rigd_with_config(served, "exports = 64\nexports_per_user = 100\n");
-  raw::Client steady(rigd.socket);
-  Baseline before = baseline_of(rigd, steady);
-  auto first = std::make_unique<raw::Client>(rigd.socket);
-  raw::Client second(rigd.socket);
+  Attacked a("exports = 64\nexports_per_user = 100\n");
+  auto first = std::make_unique<raw::Client>(a.rigd.socket);
+  raw::Client second(a.rigd.socket);
   uint32_t first_proxy, second_proxy;
   uint64_t first_handle = buffer_of(*first, &first_proxy, 4096);
   uint64_t second_handle = buffer_of(second, &second_proxy, 4096);
@@ -316,9 +316,10 @@ Test(limits, a_users_clients_share_its_limits, .timeout = 60) {
   cr_assert(exports_until_refused(*first, first_proxy, first_handle, &why) == 64);
   cr_assert(says(why, "exports is 64: the client holds 64 and asks 1"), "\"%s\"", why.c_str());
   cr_assert(exports_until_refused(second, second_proxy, second_handle, &why) == 36);
-  cr_assert(says(why, "exports_per_user is 100: the user's clients hold 100 and the client asks 1"), "\"%s\"", why.c_str());
+  cr_assert(says(why, "exports_per_user is 100: the user's clients hold 100 and the client asks 1"), "\"%s\"",
+            why.c_str());
   first.reset();
-  long counted = settles_at(36, [&] { return static_cast<long>(steady.count(RIG_PROXY_COUNT_EXPORTS)); });
+  long counted = settles_at(36, [&] { return static_cast<long>(a.steady.count(RIG_PROXY_COUNT_EXPORTS)); });
   cr_assert(counted == 36, "rigd counts %ld exports once the first client went", counted);
   cr_assert(exports_until_refused(second, second_proxy, second_handle, &why) == 28, "up to the client's 64");
   cr_assert(says(why, "exports is 64"), "\"%s\"", why.c_str());
