@@ -354,18 +354,6 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
     rig_buffer_view(whole, static_cast<int64_t>(offset), static_cast<int64_t>(length), &view);
   rig_buffer_unref(whole);
   if (!view) return RIG_EINVAL;
-  if (std::string refused = objects_.account().take(Held::exports, 1); !refused.empty()) {
-    rig_buffer_unref(view);
-    return refuse(entry, refused);
-  }
-  // Given back where the export is not made.
-  struct Uncounted {
-    Account &account;
-    bool made = false;
-    ~Uncounted() {
-      if (!made) account.give(Held::exports, 1);
-    }
-  } uncounted{objects_.account()};
   // The export's view lies on the memory's own device, not on the client's
   // instance through a borrow, which the instance's loss would end.
   rig_buffer_t *own = nullptr;
@@ -379,8 +367,11 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
     rig_buffer_unref(view);
     return RIG_ENOMEM;
   }
+  if (std::string refused = objects_.account().take(Held::exports, 1); !refused.empty()) {
+    rig_buffer_unref(view);
+    return refuse(entry, refused);
+  }
   answer.value = exports_.add(client_, device, view, {holds.memory, std::move(row)});
-  uncounted.made = true;
   return RIG_OK;
 }
 

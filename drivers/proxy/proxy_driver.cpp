@@ -171,7 +171,8 @@ class ProxyDriver : public Driver {
                                (answer.status == RIG_EOPEN ? ": it could not open an instance of the device with that "
                                                              "configuration, its policy refuses a test knob the "
                                                              "configuration sets (rigd(8), test_knobs), or it serves "
-                                                             "no more proxies to this process"
+                                                             "no more proxies to this process or its user "
+                                                             "(rigd(8), LIMITS: proxies, proxies_per_user)"
                                                            : ""));
     return std::make_unique<ProxyDevice>(link, static_cast<uint32_t>(served), static_cast<uint32_t>(answer.value),
                                          start);
