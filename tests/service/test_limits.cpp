@@ -325,6 +325,22 @@ Test(limits, a_users_clients_share_its_limits, .timeout = 60) {
   cr_assert(says(why, "exports is 64"), "\"%s\"", why.c_str());
 }
 
+/* rigd(8), proxies: with proxies = 2, a client's third open answers
+ * RIG_EOPEN; rigd counts the two, and none once the client goes. */
+Test(limits, a_clients_proxies_are_bounded, .timeout = 60) {
+  Attacked a("proxies = 2\n");
+  {
+    raw::Client client(a.rigd.socket);
+    client.open(0);
+    client.open(0);
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_OPEN;
+    cr_assert(client.request(e).status == RIG_EOPEN, "a third proxy is refused");
+    cr_assert(a.steady.count(RIG_PROXY_COUNT_PROXIES) == 2);
+  }
+  returns_to(a.before, a.rigd, a.steady);
+}
+
 /* rigd(8), LIMITS, through librig: a refusal of rigd's reaches the client
  * as RIG_ENOMEM, rig_last_error saying the limit's key and numbers.  Under
  * quota_bytes = 1 MiB a client imports 1 MiB another exported, then
