@@ -228,7 +228,7 @@ Test(limits, export_descriptors_past_the_limit_are_refused_and_close_as_the_clie
  * and again, up to a million times.  rigd makes 4,096 (the default limit)
  * and refuses every one past it with the numbers; once the client goes its
  * exports, their table's memory included, go with it: rigd's resident
- * memory returns to within 16 MiB of a.before.  Before, a million exports
+ * memory returns to within 64 MiB of before.  Before, a million exports
  * grew rigd by 215 MB, still held after the client left. */
 Test(limits, a_clients_exports_are_bounded_and_go_with_it, .timeout = 90) {
   Attacked a;
@@ -255,8 +255,10 @@ Test(limits, a_clients_exports_are_bounded_and_go_with_it, .timeout = 90) {
     responsive_during_attack(a.rigd, a.steady);
   }
   returns_to(a.before, a.rigd, a.steady);
+  // Generous: a sanitizer's shadow and allocator caches grow rigd by tens
+  // of MiB; a million exports held grew it by 215 MB.
   long resident_after = status_of(a.rigd.pid, "VmRSS:");
-  cr_assert(resident_after <= resident_kib + 16 * 1024, "rigd's resident memory, %ld KiB, stays grown (%ld before)",
+  cr_assert(resident_after <= resident_kib + 64 * 1024, "rigd's resident memory, %ld KiB, stays grown (%ld before)",
             resident_after, resident_kib);
 }
 
