@@ -12,7 +12,6 @@
 namespace rigd_fuzz {
 
 Client::Client(rigd::Exports &exports, uint64_t number) : exports_(exports), number_(number) {
-  policy_.quota_bytes = quota_bytes;
   completions_.emplace(words_, &sleepers_, served());
   requests_.emplace(served(), exports_, number_, getuid(), objects_, *completions_, arena_, proxy_limit, policy_);
 }
@@ -58,6 +57,7 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
   if (c.detail != 0)
     RIGD_FUZZ_CHECK((c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_ALLOC && c.detail == e.args[1]) ||
                     (c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_IMAGE_LOAD && c.detail == image_bytes) ||
+                    (c.status == RIG_ENOMEM && e.opcode == RIG_PROXY_OP_IMPORT) ||
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMPORT) ||
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMAGE_ENTRY) ||
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_LOADED));
@@ -125,7 +125,8 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
       break;
     case RIG_PROXY_OP_IMPORT:
       RIGD_FUZZ_CHECK(on_proxy && tokens.count(e.args[0]) == 1 && c.detail == tokens[e.args[0]]);
-      take_handle(c.value, 0);
+      // An import counts in the importer's quota.
+      take_handle(c.value, static_cast<int64_t>(c.detail));
       break;
     case RIG_PROXY_OP_ALLOCATED:
     case RIG_PROXY_OP_LOADED:

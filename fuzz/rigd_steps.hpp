@@ -5,6 +5,7 @@
 // answers gave (fuzz_rigd_requests.cpp says how).
 #pragma once
 
+#include "account.hpp"
 #include "client_objects.hpp"
 #include "completions.hpp"
 #include "config.hpp"
@@ -12,8 +13,10 @@
 #include "protocol.h"
 #include "requests.hpp"
 #include "ring.hpp"
+#include "user_clients.hpp"
 
 #include <fuzzer/FuzzedDataProvider.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <iterator>
@@ -53,15 +56,25 @@ class Client {
   const std::byte *end();
 
  private:
+  // rigd's policy with the client's device memory bounded by quota_bytes;
+  // test knobs refused, as by default.
+  static rigd::Policy fuzz_policy() {
+    rigd::Policy p;
+    p.limits[rigd::Held::device_bytes].client = quota_bytes;
+    return p;
+  }
+
   rigd::Exports &exports_;
   uint64_t number_;
   alignas(RIG_PROXY_CACHE_LINE) std::byte words_[proxy_limit * RIG_PROXY_WORD_BYTES] = {};
   alignas(RIG_PROXY_CACHE_LINE) std::byte arena_memory_[arena_bytes] = {};
   rig::proxy::PayloadArena arena_{arena_memory_, arena_bytes};
-  rigd::Policy policy_;
+  rigd::Policy policy_ = fuzz_policy();
   uint32_t sleepers_ = 0;  // no thread sleeps on the words here
   uint64_t tag_ = 0;
-  rigd::ClientObjects objects_{quota_bytes};
+  rigd::UserClients users_{0, policy_.limits};
+  rigd::Account account_{users_, getuid()};
+  rigd::ClientObjects objects_{account_};
   std::optional<rigd::Completions> completions_;
   std::optional<rigd::Requests> requests_;
 };

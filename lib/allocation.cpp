@@ -337,7 +337,8 @@ Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {
     require_live(d);
     if (Allocation *a = try_allocate(d, budget_device, n, m)) return a;
   }
-  throw_no_memory(d, n);
+  std::string refusal = d->drv->refusal();
+  throw_no_memory(d, n, refusal.empty() ? refusal : "(" + refusal + ")");
 }
 
 Allocation *wrap_caller_memory(void *p, int64_t n, rig_release_fn release, void *context) {

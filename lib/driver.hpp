@@ -96,6 +96,10 @@ class DriverDevice {
 
   // Memory.  n is positive and a multiple of 4.  nullptr: no memory of m.
   virtual Region alloc(Memory m, int64_t n) = 0;
+  // Why this thread's last alloc answered nullptr, where the driver knows
+  // more than that the device has no memory (a service's limit, with its
+  // numbers); "" otherwise.  Not counted: must not block or fault.
+  virtual std::string refusal() { return {}; }
   virtual void free(Region r) = 0;
   // Where r lies; must not block or fault.
   virtual rig_edge_location_t locate(Region r) const = 0;

@@ -280,8 +280,11 @@ void Admission::greet(int socket) {
   else if (!admits(policy_, peer->uid, peer->gid, peer->groups))
     why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
   else if (!users_.join(peer->uid))
-    why = "user " + std::to_string(peer->uid) + " has " + std::to_string(users_.most()) +
-          " clients connected, the most rigd's policy admits (max_clients_per_user)";
+    why = users_.clients() >= users_.most_clients() && users_.most_clients() > 0
+              ? "rigd has " + std::to_string(users_.most_clients()) +
+                    " clients connected, the most its policy admits (max_clients)"
+              : "user " + std::to_string(peer->uid) + " has " + std::to_string(users_.most()) +
+                    " clients connected, the most rigd's policy admits (max_clients_per_user)";
   if (!why.empty()) {
     refuse(socket, why);
     close(socket);
@@ -384,7 +387,7 @@ void serve_clients(const Listener &listener, int signals, const ServedDevices &s
     // Declared first: the sessions end, and let go of their exports, before
     // the table goes.
     Exports exports(served);
-    UserClients users(policy.max_clients_per_user);
+    UserClients users(policy.max_clients_per_user, policy.limits, policy.max_clients);
     Admission admission(listener, signals, served, policy, exports, users);
     notify_systemd("READY=1");
     admission.run();

@@ -74,10 +74,9 @@ rig_status_t ClientImages::load(const std::shared_ptr<Instance> &instance, const
   *why = refusal(record, host_code_);
   if (!why->empty()) return RIG_EIMAGE;
   auto n = static_cast<int64_t>(bytes.size());
-  if (!objects_.charge(n)) {
+  if (std::string refused = objects_.charge(n); !refused.empty()) {
     *short_bytes = bytes.size();
-    *why = "an image of " + std::to_string(n) + " bytes passes the client's quota of " +
-           std::to_string(objects_.quota()) + " bytes (quota_bytes)";
+    *why = "an image of " + std::to_string(n) + " bytes: " + refused;
     return RIG_ENOMEM;
   }
   rig_image_t *image = nullptr;

@@ -5,32 +5,17 @@ namespace rigd {
 
 ClientObjects::~ClientObjects() {
   // The buffers go first, then (with held_) what they held.
-  for (auto &[handle, held] : held_) rig_buffer_unref(held.buffer);
+  for (auto &[handle, held] : held_) {
+    rig_buffer_unref(held.buffer);
+    refund(held.counted, held.kind);
+  }
 }
 
-bool ClientObjects::fits(int64_t bytes) const {
-  std::lock_guard g(mu_);
-  return quota_ == 0 || (bytes <= quota_ && counted_ <= quota_ - bytes);
-}
-
-bool ClientObjects::charge(int64_t bytes) {
-  std::lock_guard g(mu_);
-  if (quota_ != 0 && (bytes > quota_ || counted_ > quota_ - bytes)) return false;
-  counted_ += bytes;
-  return true;
-}
-
-void ClientObjects::refund(int64_t bytes) {
-  std::lock_guard g(mu_);
-  counted_ -= bytes;
-}
-
-uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Holds holds) {
+uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Holds holds, Held kind) {
   std::lock_guard g(mu_);
   uint64_t handle = next_++;
   if (!holds.rows) holds.rows = std::make_shared<RowSlot>();
-  held_.emplace(handle, Held{buffer, counted, std::move(holds)});
-  counted_ += counted;
+  held_.emplace(handle, Object{buffer, counted, kind, std::move(holds)});
   return handle;
 }
 
@@ -59,18 +44,17 @@ rig_buffer_t *ClientObjects::get(uint64_t handle, std::shared_ptr<SharedRow> *ro
 }
 
 bool ClientObjects::remove(uint64_t handle) {
-  rig_buffer_t *buffer;
-  Holds holds;  // released, where these are the last holds, outside the lock
+  Object held{};
   {
     std::lock_guard g(mu_);
     auto it = held_.find(handle);
     if (it == held_.end()) return false;
-    buffer = it->second.buffer;
-    holds = std::move(it->second.holds);
-    counted_ -= it->second.counted;
+    // Its holds are released, where they are the last, outside the lock.
+    held = std::move(it->second);
     held_.erase(it);
   }
-  rig_buffer_unref(buffer);
+  rig_buffer_unref(held.buffer);
+  refund(held.counted, held.kind);
   return true;
 }
 

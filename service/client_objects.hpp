@@ -1,6 +1,7 @@
 // The memory rigd holds for one client, by handle, within its quota.
 #pragma once
 
+#include "account.hpp"
 #include "served.hpp"
 #include "shared_rows.hpp"
 
@@ -11,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 namespace rigd {
@@ -31,29 +33,28 @@ struct ObjectHolds {
 
 class ClientObjects {
  public:
-  // quota_bytes: the device memory the client may hold; 0 for no bound.
-  explicit ClientObjects(int64_t quota_bytes) noexcept : quota_(quota_bytes) {}
+  // account counts what the client holds, which must outlive the objects.
+  explicit ClientObjects(Account &account) noexcept : account_(account) {}
   // Releases every buffer: rig frees each once the work using it is done.
   ~ClientObjects();
   ClientObjects(const ClientObjects &) = delete;
   ClientObjects &operator=(const ClientObjects &) = delete;
 
-  // Whether bytes more of counted memory stay within the quota.
-  bool fits(int64_t bytes) const;
-  // Counts bytes of what else the client holds (its images) in the quota,
-  // where they fit, and answers whether they did; refund gives them back.
-  bool charge(int64_t bytes);
-  void refund(int64_t bytes);
-  int64_t quota() const noexcept { return quota_; }
+  // Counts bytes more of kind (device memory: buffers, imports, images;
+  // or host arenas) in the client's account, and answers "", or answers
+  // why not (the limit's key and numbers); refund gives them back.
+  std::string charge(int64_t bytes, Held kind = Held::device_bytes) { return account_.take(kind, bytes); }
+  void refund(int64_t bytes, Held kind = Held::device_bytes) noexcept { account_.give(kind, bytes); }
+  Account &account() noexcept { return account_; }
 
   using Holds = ObjectHolds;
   static constexpr size_t no_export = ObjectHolds::no_export;
 
   // Takes the caller's reference to buffer and answers its new handle;
-  // counted bytes count against the quota until the handle is removed, and
-  // what it holds stays until then.  Memory of its own allocation (no rows
-  // given) gets a slot of its own.
-  uint64_t add(rig_buffer_t *buffer, int64_t counted, Holds holds = {});
+  // counted bytes of kind, which charge counted, are refunded as the handle
+  // is removed, and what it holds stays until then.  Memory of its own
+  // allocation (no rows given) gets a slot of its own.
+  uint64_t add(rig_buffer_t *buffer, int64_t counted, Holds holds = {}, Held kind = Held::device_bytes);
 
   // A new reference to the handle's buffer, or NULL for no such handle;
   // holds, if not NULL, gets what it holds.
@@ -71,16 +72,16 @@ class ClientObjects {
   bool remove(uint64_t handle);
 
  private:
-  struct Held {
+  struct Object {
     rig_buffer_t *buffer;
     int64_t counted;
+    Held kind;
     Holds holds;
   };
   mutable std::mutex mu_;
-  std::unordered_map<uint64_t, Held> held_;
+  std::unordered_map<uint64_t, Object> held_;
   uint64_t next_ = 1;  // handle 0 names nothing
-  int64_t quota_;
-  int64_t counted_ = 0;
+  Account &account_;
 };
 
 }  // namespace rigd

@@ -53,6 +53,16 @@ gid_t group_id(const std::string &name) {
   throw std::invalid_argument("no group " + name);
 }
 
+// The limit key names (a client's or, *is_user, a user's), or NULL.
+Limit *limit_of(Limits &limits, const std::string &key, bool *is_user) {
+  for (size_t k = 0; k < held_kinds; ++k) {
+    auto kind = static_cast<Held>(k);
+    *is_user = key == user_key(kind);
+    if (*is_user || key == client_key(kind)) return &limits[kind];
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Options parse_arguments(std::span<char *const> args) {
@@ -91,22 +101,23 @@ Policy parse_config(std::istream &in) {
     if (equals == std::string::npos) throw std::invalid_argument(where() + "not `key = value`");
     std::string key = trim(std::string_view(text).substr(0, equals));
     std::string value = trim(std::string_view(text).substr(equals + 1));
+    bool is_user = false;
     try {
       if (key == "allow_users") {
         for (const auto &name : split_list(value)) p.users.push_back(user_id(name));
       } else if (key == "allow_groups") {
         for (const auto &name : split_list(value)) p.groups.push_back(group_id(name));
-      } else if (key == "quota_bytes") {
-        if (!parse_number(value, p.quota_bytes) || p.quota_bytes < 0)
-          throw std::invalid_argument("quota_bytes is not a byte count: " + value);
+      } else if (Limit *limit = limit_of(p.limits, key, &is_user)) {
+        int64_t &bound = is_user ? limit->user : limit->client;
+        if (!parse_number(value, bound) || bound < 0) throw std::invalid_argument(key + " is not a count: " + value);
       } else if (key == "cuda_contexts") {
         p.cuda_contexts = parse_cuda_contexts(value);
       } else if (key == "cache_limit_bytes") {
         if (!parse_number(value, p.cache_limit_bytes) || p.cache_limit_bytes < 0)
           throw std::invalid_argument("cache_limit_bytes is not a byte count: " + value);
-      } else if (key == "max_clients_per_user") {
-        if (!parse_number(value, p.max_clients_per_user) || p.max_clients_per_user < 0)
-          throw std::invalid_argument("max_clients_per_user is not a count: " + value);
+      } else if (key == "max_clients_per_user" || key == "max_clients") {
+        int64_t &bound = key == "max_clients" ? p.max_clients : p.max_clients_per_user;
+        if (!parse_number(value, bound) || bound < 0) throw std::invalid_argument(key + " is not a count: " + value);
       } else if (key == "host_code") {
         if (value != "allow" && value != "deny") throw std::invalid_argument("host_code is allow or deny, not " + value);
         p.host_code = value == "allow";

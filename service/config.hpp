@@ -3,6 +3,7 @@
 #pragma once
 
 #include "contexts.hpp"
+#include "limits.hpp"
 
 #include <sys/types.h>
 
@@ -21,7 +22,11 @@ inline constexpr int64_t default_cache_limit_bytes = int64_t{64} << 20;
 struct Policy {
   std::vector<uid_t> users;  // allow_users: admitted uids
   std::vector<gid_t> groups; // allow_groups: admitted gids
-  int64_t quota_bytes = 0;   // quota_bytes: device memory per client; 0 for none
+  // What each client, and each user's clients together, may hold
+  // (limits.hpp): quota_bytes, the device memory of a client, and the
+  // others' keys.
+  Limits limits = default_limits();
+  int64_t quota_bytes() const noexcept { return limits[Held::device_bytes].client; }
   // cache_limit_bytes: the released memory rigd keeps cached for reuse on
   // each device it runs clients' work on (each served device and each
   // instance), and each client's proxy in the client's process.
@@ -29,6 +34,9 @@ struct Policy {
   // max_clients_per_user: the clients one user may have connected at once;
   // 0 for no bound.
   int64_t max_clients_per_user = 256;
+  // max_clients: the clients of every user connected at once, each with a
+  // thread of its own and its poller's; 0 for no bound.
+  int64_t max_clients = 4096;
   // cuda_contexts: which clients share a CUDA context (contexts.hpp).
   CudaContexts cuda_contexts = CudaContexts::per_user;
   // host_code: whether rigd loads and runs its clients' host code (a sim's
@@ -58,9 +66,9 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// quota_bytes, cache_limit_bytes, max_clients_per_user, cuda_contexts,
-// host_code (allow or deny), test_knobs (allow or refuse) and
-// shutdown_deadline_ms.  Throws
+// the limits' (limits.hpp), cache_limit_bytes, max_clients_per_user,
+// max_clients, cuda_contexts, host_code (allow or deny), test_knobs (allow
+// or refuse) and shutdown_deadline_ms.  Throws
 // std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 

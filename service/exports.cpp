@@ -75,12 +75,14 @@ rig_buffer_t *Exports::get(uint64_t token, size_t device, Shared *shared, uid_t 
   return rig_buffer_ref(it->second.view);
 }
 
-int Exports::fd_of(uint64_t token, uint64_t owner) {
+int Exports::fd_of(uint64_t token, uint64_t owner, Account &account, std::string *refused) {
   std::lock_guard g(mu_);
   auto it = exports_.find(token);
   if (it == exports_.end() || it->second.owner != owner) return -1;
   Export &e = it->second;
   if (e.fd < 0) {
+    *refused = account.take(Held::export_fds, 1);
+    if (!refused->empty()) return -1;
     // Empty and sealed: it carries nothing but its identity.
     e.fd = memfd_create("rigd-export", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     struct stat made;
@@ -92,6 +94,8 @@ int Exports::fd_of(uint64_t token, uint64_t owner) {
     if (e.fd >= 0) {
       e.fd_device = made.st_dev;
       e.fd_inode = made.st_ino;
+    } else {
+      account.give(Held::export_fds, 1);
     }
   }
   return e.fd;
@@ -118,6 +122,10 @@ void Exports::remove_owner(uint64_t owner) {
       ended.push_back(std::move(entry.second));
       return true;
     });
+    // The tables' buckets shrink to what is left: many exports, gone,
+    // leave no memory behind.
+    exports_.rehash(0);
+    client_wrong_tokens_.rehash(0);
   }
   for (const Export &e : ended) end(e);
 }

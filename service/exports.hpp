@@ -4,6 +4,7 @@
 // import is a buffer of the importer's own, which outlives the export.
 #pragma once
 
+#include "account.hpp"
 #include "served.hpp"
 #include "shared_rows.hpp"
 
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 namespace rigd {
@@ -65,8 +67,10 @@ class Exports {
 
   // A descriptor naming the token, owner's export (rigd keeps it open
   // while the export lasts; the caller sends it and keeps nothing), or -1
-  // where owner has no such export or no descriptor can be made.
-  int fd_of(uint64_t token, uint64_t owner);
+  // where owner has no such export or no descriptor can be made.  A new
+  // one counts in owner's account (export_fds) until the owner goes;
+  // past its limits, -1 with why in *refused.
+  int fd_of(uint64_t token, uint64_t owner, Account &account, std::string *refused);
   // The token fd names (one fd_of made), or 0 where it names none.
   uint64_t token_of(int fd) const;
 

@@ -47,8 +47,10 @@ constexpr char usage_text[] =
     "  --socket PATH   listen at PATH (default: $RIG_SERVICE, else\n"
     "                  $XDG_RUNTIME_DIR/rig/rigd.sock, else /run/rig/rigd.sock)\n"
     "  --devices LIST  serve the devices LIST names (MEM:0,SIM:0), not every one\n"
-    "  --config FILE   admission and quotas: allow_users, allow_groups,\n"
-    "                  quota_bytes, max_clients_per_user, cuda_contexts\n"
+    "  --config FILE   admission and limits: allow_users, allow_groups,\n"
+    "                  quota_bytes, arena_bytes, exports, export_fds, proxies\n"
+    "                  (each also _per_user), max_clients_per_user, max_clients,\n"
+    "                  cuda_contexts\n"
     "  --foreground    stay in the foreground (rigd never daemonizes itself)\n"
     "\n"
     "rigd(8) documents the service and its config file.\n";

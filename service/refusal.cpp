@@ -1,6 +1,8 @@
 // rigd's welcome and refusal (refusal.hpp).
 #include "refusal.hpp"
 
+#include "refusal_log.hpp"
+
 #include <rig/rig.h>
 
 #include <sys/socket.h>
@@ -24,7 +26,7 @@ void refuse(int socket, const std::string &why) {
   rig_proxy_welcome w = welcome_of(RIG_EOPEN, 0, why);
   // MSG_DONTWAIT: a refusal never waits on a client that does not read.
   send(socket, &w, sizeof w, MSG_DONTWAIT | MSG_NOSIGNAL);
-  std::fprintf(stderr, "rigd: refused a client: %s\n", why.c_str());
+  log_refusal("refused a client: " + why);
 }
 
 }  // namespace rigd

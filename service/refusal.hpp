@@ -11,7 +11,8 @@ namespace rigd {
 // A welcome of status, device_count devices and why (cut to fit).
 rig_proxy_welcome welcome_of(int32_t status, uint32_t device_count, const std::string &why);
 
-// Answers the client on socket RIG_EOPEN with why, and logs it.  Never
+// Answers the client on socket RIG_EOPEN with why, and logs it
+// (log_refusal).  Never
 // blocks where the socket's buffer has room for a welcome (a new
 // connection's has).
 void refuse(int socket, const std::string &why);

@@ -2,6 +2,7 @@
 #include "requests.hpp"
 
 #include "handover.hpp"
+#include "refusal_log.hpp"
 #include "test_knobs.hpp"
 
 #include <algorithm>
@@ -46,10 +47,7 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
       if (on_proxy) answer.status = import_bytes(entry, answer);
       break;
     case RIG_PROXY_OP_ALLOCATED:
-      if (entry.device < served_.size()) {
-        answer.status = RIG_OK;
-        answer.value = static_cast<uint64_t>(served_.allocated(entry.device));
-      }
+      if (entry.device < served_.size()) answer.status = count(entry.device, entry.args[0], &answer.value);
       break;
     case RIG_PROXY_OP_IMAGE_LOAD:
     case RIG_PROXY_OP_IMAGE_PREPARE:
@@ -81,6 +79,31 @@ void Requests::release_caches() const noexcept {
     }
 }
 
+rig_status_t Requests::count(size_t device, uint64_t what, uint64_t *value) const {
+  const UserClients &everyone = objects_.account().everyone();
+  if (what == RIG_PROXY_COUNT_ALLOCATED)
+    *value = static_cast<uint64_t>(served_.allocated(device));
+  else if (what == RIG_PROXY_COUNT_CLIENTS)
+    *value = static_cast<uint64_t>(everyone.clients());
+  else if (what >= RIG_PROXY_COUNT_DEVICE_BYTES && what < RIG_PROXY_COUNT_DEVICE_BYTES + held_kinds)
+    *value = static_cast<uint64_t>(everyone.total(static_cast<Held>(what - RIG_PROXY_COUNT_DEVICE_BYTES)));
+  else
+    return RIG_EINVAL;
+  return RIG_OK;
+}
+
+rig_status_t Requests::refuse(const rig_proxy_entry &entry, const std::string &why) {
+  log_refusal("refused a request of client " + std::to_string(client_) + ": " + why);
+  if (entry.payload_bytes >= sizeof(rig_proxy_code)) tell(entry, why);
+  return RIG_ENOMEM;
+}
+
+void Requests::tell(const rig_proxy_entry &entry, const std::string &why) {
+  rig_proxy_code reply{};
+  std::snprintf(reply.why, sizeof reply.why, "%s", why.c_str());
+  payload_.copy_in(entry.payload_offset, std::as_bytes(std::span(&reply, 1)));
+}
+
 rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   if (entry.device >= served_.size()) return RIG_EINVAL;
   if (proxies_.size() == proxy_limit_) return RIG_EOPEN;
@@ -94,15 +117,21 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
     return RIG_EINVAL;
   std::string knob = test_knob_in(config);
   if (!knob.empty() && !policy_.test_knobs) {
-    std::fprintf(stderr, "rigd: refused an open setting the test knob %s (test_knobs = allow admits it)\n",
-                 knob.c_str());
+    log_refusal("refused an open setting the test knob " + knob + " (test_knobs = allow admits it)");
+    return RIG_EOPEN;
+  }
+  if (std::string refused = objects_.account().take(Held::proxies, 1); !refused.empty()) {
+    log_refusal("refused an open of client " + std::to_string(client_) + ": " + refused);
     return RIG_EOPEN;
   }
   std::shared_ptr<Instance> instance = instance_for(entry.device, config);
-  if (!instance) return RIG_EOPEN;
+  if (!instance) {
+    objects_.account().give(Held::proxies, 1);
+    return RIG_EOPEN;
+  }
   // A client's budget never passes its quota.
-  if (policy_.quota_bytes > 0 && rig_budget(instance->device()) > policy_.quota_bytes)
-    rig_set_budget(instance->device(), policy_.quota_bytes);
+  if (int64_t quota = policy_.quota_bytes(); quota > 0 && rig_budget(instance->device()) > quota)
+    rig_set_budget(instance->device(), quota);
   auto proxy = static_cast<uint32_t>(proxies_.size());
   answer.value = proxy;
   proxies_.push_back({entry.device, entry.args[0], false, std::move(instance)});
@@ -126,29 +155,29 @@ std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::strin
 rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   uint64_t kind = entry.args[0], bytes = entry.args[1];
   if (kind > RIG_MEMORY_MAPPED || bytes == 0 || bytes > INT64_MAX) return RIG_EINVAL;
-  if (!objects_.fits(static_cast<int64_t>(bytes))) {
+  auto n = static_cast<int64_t>(bytes);
+  if (std::string refused = objects_.charge(n); !refused.empty()) {
     answer.detail = bytes;
-    return RIG_ENOMEM;
+    return refuse(entry, refused);
   }
   const Proxy &p = proxies_[entry.device];
   rig_buffer_t *b = nullptr;
   bool served_own = false;
-  rig_status_t status =
-      served_.create(*p.instance, static_cast<int64_t>(bytes), static_cast<rig_memory_t>(kind), &b, &served_own);
+  rig_status_t status = served_.create(*p.instance, n, static_cast<rig_memory_t>(kind), &b, &served_own);
   if (status == RIG_ENOMEM) answer.detail = bytes;
-  if (status != RIG_OK) return status;
   // The driver's allocator and rig's cache hand back memory that other
   // clients' work wrote: a client's new memory is zeroed first, and b's
   // stamps order the fill before every use of it.
   rig_point_t zeroed;
-  status = rig_buffer_submit_fill(b, 0, nullptr, 0, &zeroed);
+  if (status == RIG_OK) status = rig_buffer_submit_fill(b, 0, nullptr, 0, &zeroed);
   if (status != RIG_OK) {
     rig_buffer_unref(b);
+    objects_.refund(n);
     return status;
   }
   // Memory of the served device's own is a borrow on the instance.
   std::shared_ptr<Instance> memory = served_own ? nullptr : p.instance, mapped_on = served_own ? p.instance : nullptr;
-  answer.value = objects_.add(b, static_cast<int64_t>(bytes), {memory, mapped_on, nullptr, p.device});
+  answer.value = objects_.add(b, n, {memory, mapped_on, nullptr, p.device});
   return RIG_OK;
 }
 
@@ -271,11 +300,7 @@ rig_status_t Requests::image_request(const rig_proxy_entry &entry, rig_proxy_com
       }
     }
   }
-  if (status != RIG_OK) {
-    rig_proxy_code reply{};
-    std::snprintf(reply.why, sizeof reply.why, "%s", why.c_str());
-    payload_.copy_in(entry.payload_offset, std::as_bytes(std::span(&reply, 1)));
-  }
+  if (status != RIG_OK) tell(entry, why);
   return status;
 }
 
@@ -342,6 +367,10 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
     rig_buffer_unref(view);
     return RIG_ENOMEM;
   }
+  if (std::string refused = objects_.account().take(Held::exports, 1); !refused.empty()) {
+    rig_buffer_unref(view);
+    return refuse(entry, refused);
+  }
   answer.value = exports_.add(client_, device, view, {holds.memory, std::move(row)});
   return RIG_OK;
 }
@@ -351,18 +380,26 @@ rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   Exports::Shared shared;
   rig_buffer_t *view = exports_.get(entry.args[0], p.device, &shared, user_, client_);
   if (!view) return RIG_EINVAL;
-  answer.detail = static_cast<uint64_t>(rig_buffer_bytes(view));
+  int64_t bytes = rig_buffer_bytes(view);
+  // The importer's quota counts what it imports, as the exporter's does:
+  // imports of short-lived exporters' memory outlive them.
+  if (std::string refused = objects_.charge(bytes); !refused.empty()) {
+    rig_buffer_unref(view);
+    answer.detail = static_cast<uint64_t>(bytes);
+    return refuse(entry, refused);
+  }
+  answer.detail = static_cast<uint64_t>(bytes);
   // The importer's work on the bytes runs on its own instance where that
   // maps them, so that a fault in it loses no other client's instance.
   rig_buffer_t *mapped = nullptr;
   if (rig_buffer_borrow(p.instance->device(), view, &mapped) == RIG_OK && mapped) {
     rig_buffer_unref(view);
-    answer.value = objects_.add(
-        mapped, 0, {std::move(shared.memory), p.instance, std::make_shared<RowSlot>(shared.row), ClientObjects::no_export});
+    answer.value = objects_.add(mapped, bytes,
+                                {std::move(shared.memory), p.instance, std::make_shared<RowSlot>(shared.row),
+                                 ClientObjects::no_export});
   } else {
-    // The exporter's quota counts the memory.
     answer.value =
-        objects_.add(view, 0, {std::move(shared.memory), nullptr, std::make_shared<RowSlot>(shared.row), p.device});
+        objects_.add(view, bytes, {std::move(shared.memory), nullptr, std::make_shared<RowSlot>(shared.row), p.device});
   }
   return RIG_OK;
 }

@@ -56,6 +56,15 @@ class Requests {
   // An OPEN's configuration (its payload) is at most this long.
   static constexpr uint32_t max_config_bytes = 4096;
 
+  // ALLOCATED's count `what` (protocol.h's rig_proxy_count) for served
+  // device `device`.
+  rig_status_t count(size_t device, uint64_t what, uint64_t *value) const;
+  // Logs why rigd refuses the entry (a limit's refusal), writes it into
+  // the entry's payload where it has room for a rig_proxy_code, and
+  // answers RIG_ENOMEM.
+  rig_status_t refuse(const rig_proxy_entry &entry, const std::string &why);
+  // Writes why into the rig_proxy_code at the start of the entry's payload.
+  void tell(const rig_proxy_entry &entry, const std::string &why);
   rig_status_t open(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   // The instance of served device `device` for a new proxy opened with
   // config: the client's current one while it is not lost, else a new one

@@ -7,6 +7,7 @@
 #include "poller.hpp"
 #include "protocol.h"
 #include "refusal.hpp"
+#include "refusal_log.hpp"
 #include "requests.hpp"
 #include "ring_segment.hpp"
 #include "segments.hpp"
@@ -58,24 +59,43 @@ std::unique_ptr<Segment> completion_segment() {
 }
 
 // A host arena's request (protocol.h): the memfd attached, if any, maps as
-// an arena of the client's.
+// an arena of the client's, its bytes counted (arena_bytes) before any is
+// mapped.
 rig_proxy_arena_reply arena_reply(const rig_proxy_arena_request &request, int fd, ClientObjects &objects) {
-  rig_proxy_arena_reply reply{RIG_PROXY_MAGIC_ARENA, RIG_EINVAL, 0};
+  rig_proxy_arena_reply reply{RIG_PROXY_MAGIC_ARENA, RIG_EINVAL, 0, {}};
+  if (fd < 0 || request.bytes == 0 || request.bytes > INT64_MAX) return reply;
+  auto bytes = static_cast<int64_t>(request.bytes);
+  if (std::string refused = objects.charge(bytes, Held::arena_bytes); !refused.empty()) {
+    log_refusal("refused a host arena: " + refused);
+    reply.status = RIG_ENOMEM;
+    std::snprintf(reply.why, sizeof reply.why, "%s", refused.c_str());
+    return reply;
+  }
   rig_buffer_t *arena = nullptr;
-  if (fd >= 0) reply.status = map_arena(fd, request.bytes, &arena);
-  if (reply.status == RIG_OK) reply.handle = objects.add(arena, 0);
+  reply.status = map_arena(fd, request.bytes, &arena);
+  if (reply.status == RIG_OK)
+    reply.handle = objects.add(arena, bytes, {}, Held::arena_bytes);
+  else
+    objects.refund(bytes, Held::arena_bytes);
   return reply;
 }
 
 // An export's descriptor request (protocol.h): *out is the descriptor to
 // attach to the reply, rigd's own (not to be closed), or -1.
 rig_proxy_fd_reply fd_reply(const rig_proxy_fd_request &request, int fd, Exports &exports, uint64_t client,
-                            int *out) {
-  rig_proxy_fd_reply reply{RIG_PROXY_MAGIC_EXPORT_FD, RIG_EINVAL, 0};
+                            Account &account, int *out) {
+  rig_proxy_fd_reply reply{RIG_PROXY_MAGIC_EXPORT_FD, RIG_EINVAL, 0, {}};
   *out = -1;
   if (request.op == RIG_PROXY_FD_OF_EXPORT && fd < 0) {
-    *out = exports.fd_of(request.token, client);
-    if (*out >= 0) reply.status = RIG_OK;
+    std::string refused;
+    *out = exports.fd_of(request.token, client, account, &refused);
+    if (*out >= 0) {
+      reply.status = RIG_OK;
+    } else if (!refused.empty()) {
+      log_refusal("refused an export's descriptor: " + refused);
+      reply.status = RIG_ENOMEM;
+      std::snprintf(reply.why, sizeof reply.why, "%s", refused.c_str());
+    }
   } else if (request.op == RIG_PROXY_EXPORT_OF_FD && request.token == 0 && fd >= 0) {
     reply.token = exports.token_of(fd);
     if (reply.token != 0) reply.status = RIG_OK;
@@ -108,7 +128,7 @@ bool serve_socket_request(int socket, ClientObjects &objects, Exports &exports, 
     rig_proxy_fd_request request;
     std::memcpy(&request, message, sizeof request);
     int attach;
-    rig_proxy_fd_reply reply = fd_reply(request, fd, exports, client, &attach);
+    rig_proxy_fd_reply reply = fd_reply(request, fd, exports, client, objects.account(), &attach);
     answered = rig::proxy::send_message(socket, std::as_bytes(std::span(&reply, 1)),
                                         attach >= 0 ? std::span<const int>(&attach, 1) : std::span<const int>());
   }
@@ -178,7 +198,7 @@ bool Session::welcome(const Segment &completion, const Segment &ring) {
   auto w = welcome_of(RIG_OK, static_cast<uint32_t>(served_.size()), "");
   std::vector<std::byte> message(sizeof w);
   std::memcpy(message.data(), &w, sizeof w);
-  std::vector<rig_proxy_device_record> quota_records = with_quota(served_.records(), policy_.quota_bytes);
+  std::vector<rig_proxy_device_record> quota_records = with_quota(served_.records(), policy_.quota_bytes());
   auto records = std::as_bytes(std::span(quota_records));
   message.insert(message.end(), records.begin(), records.end());
   int fds[RIG_PROXY_SEGMENT_FDS] = {served_.segment().fd(), completion.fd(), ring.fd()};
@@ -194,7 +214,9 @@ void Session::run(const rig::proxy::RingSegment &rings, const Segment &completio
 }
 
 void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring) {
-  ClientObjects objects(policy_.quota_bytes);
+  // Declared first: what the client holds is counted out last.
+  Account account(users_, user_);
+  ClientObjects objects(account);
   Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_);
   Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
                     policy_);

@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 6u
+#define RIG_PROXY_VERSION 7u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -91,7 +91,9 @@ enum rig_proxy_opcode {
                                  is not lost.  RIG_EOPEN where the instance does not
                                  open, or the live one has another configuration */
   RIG_PROXY_OP_ALLOC = 2,     /* args[0] a rig_memory_t, args[1] the bytes; value: the
-                                 handle; RIG_ENOMEM past the client's quota */
+                                 handle; RIG_ENOMEM past the client's quota
+                                 (quota_bytes) or its user's, why in a payload of
+                                 a rig_proxy_code alone where it has one */
   RIG_PROXY_OP_FREE = 3,      /* args[0] a handle: rigd lets go of it, and rig frees
                                  the memory once no work handed over needs it */
   RIG_PROXY_OP_HANDOVER = 4,  /* args[0] the proxy's next value; the payload: a
@@ -108,13 +110,19 @@ enum rig_proxy_opcode {
                                  those bytes while this client is connected, whose low
                                  RIG_PROXY_TOKEN_ROW_BITS bits name the handle's row of
                                  the shared-buffer table; RIG_ENOMEM where the table
-                                 is full */
+                                 is full or past rigd's exports limit, why as
+                                 ALLOC's */
   RIG_PROXY_OP_IMPORT = 7,    /* args[0] a token: value, a new handle over the exported
                                  bytes, detail their length; RIG_EINVAL for a token that
-                                 names no export or another served device's memory */
-  RIG_PROXY_OP_ALLOCATED = 8, /* value: the bytes allocated on the served device and
-                                 its live instances (their rig_allocated), for
-                                 monitoring and tests */
+                                 names no export or another served device's memory;
+                                 RIG_ENOMEM, why as ALLOC's, where the bytes pass
+                                 the importer's quota, in which they count */
+  RIG_PROXY_OP_ALLOCATED = 8, /* args[0] a rig_proxy_count: value, with
+                                 RIG_PROXY_COUNT_ALLOCATED the bytes allocated on the
+                                 served device and its live instances (their
+                                 rig_allocated); with another, rigd's count of
+                                 that over all its clients; for monitoring and
+                                 tests */
   RIG_PROXY_OP_IMAGE_LOAD = 9, /* loads an image on the proxy's instance: the payload a
                                  rig_proxy_code, then the image's bytes; or, with
                                  args[0] a host arena's handle, the first args[1]
@@ -140,6 +148,18 @@ enum rig_proxy_opcode {
   RIG_PROXY_OP_LOADED = 13     /* value: the images rigd holds for its clients on the
                                  served device's instances, detail their bytes, for
                                  monitoring and tests */
+};
+
+/* What ALLOCATED counts: rigd's limits' kinds (rigd(8)), over every
+ * client, then the clients connected. */
+enum rig_proxy_count {
+  RIG_PROXY_COUNT_ALLOCATED = 0,
+  RIG_PROXY_COUNT_DEVICE_BYTES = 1, /* allocated, imported and images' bytes */
+  RIG_PROXY_COUNT_ARENA_BYTES = 2,  /* host arenas' bytes rigd maps */
+  RIG_PROXY_COUNT_EXPORTS = 3,
+  RIG_PROXY_COUNT_EXPORT_FDS = 4, /* descriptors rigd keeps for exports */
+  RIG_PROXY_COUNT_PROXIES = 5,
+  RIG_PROXY_COUNT_CLIENTS = 6
 };
 
 /* The start of an image request's payload: where rigd writes why it
@@ -420,8 +440,10 @@ struct rig_proxy_arena_request {
 
 struct rig_proxy_arena_reply {
   uint32_t magic;  /* RIG_PROXY_MAGIC_ARENA */
-  int32_t status;  /* RIG_OK, RIG_EINVAL for a memfd that is not as stated */
+  int32_t status;  /* RIG_OK, RIG_EINVAL for a memfd that is not as stated,
+                      RIG_ENOMEM past a limit of rigd's (arena_bytes) */
   uint64_t handle; /* the arena's handle */
+  char why[RIG_PROXY_WHY_BYTES]; /* a refusal's reason, NUL-terminated */
 };
 
 /* The socket also carries exports as file descriptors.  With op
@@ -446,8 +468,10 @@ struct rig_proxy_fd_request {
 
 struct rig_proxy_fd_reply {
   uint32_t magic; /* RIG_PROXY_MAGIC_EXPORT_FD */
-  int32_t status; /* RIG_OK or RIG_EINVAL */
+  int32_t status; /* RIG_OK, RIG_EINVAL, or RIG_ENOMEM past a limit of
+                     rigd's (export_fds) */
   uint64_t token; /* RIG_PROXY_EXPORT_OF_FD: the token the descriptor names */
+  char why[RIG_PROXY_WHY_BYTES]; /* a refusal's reason, NUL-terminated */
 };
 
 #ifdef __cplusplus

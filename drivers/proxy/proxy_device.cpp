@@ -55,6 +55,10 @@ Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word, con
 
 ProxyRegion *region_of(Region r) { return static_cast<ProxyRegion *>(r); }
 
+// Why rigd last refused a request of this thread's (ask_refusable, a
+// host arena) with a reason, "" where it gave none: refusal()'s answer.
+thread_local std::string refused_here;
+
 // A function of an image rigd loaded: its id, which launches name.
 struct ProxyFunction {
   uint64_t id;
@@ -121,8 +125,9 @@ Region ProxyDevice::alloc_pinned(int64_t n) {
   void *p = shared_block_map(bytes);
   if (!p) return nullptr;
   uint64_t handle = 0;
+  refused_here.clear();
   try {
-    handle = link_->share_arena(find_shared_block(p, bytes)->fd, bytes);
+    handle = link_->share_arena(find_shared_block(p, bytes)->fd, bytes, &refused_here);
   } catch (const LinkLost &lost) {
     shared_block_unmap(p);
     throw Fault(lost.what());
@@ -140,8 +145,8 @@ Region ProxyDevice::alloc(Memory m, int64_t n) {
   // devices.
   if (m == Memory::Pinned) return alloc_pinned(n);
   if (m == Memory::Mapped) return nullptr;
-  rig_proxy_completion a = ask(RIG_PROXY_OP_ALLOC, static_cast<uint64_t>(m), static_cast<uint64_t>(n));
-  // rigd's RIG_ENOMEM (the client's quota or the device's memory) and its
+  rig_proxy_completion a = ask_refusable(RIG_PROXY_OP_ALLOC, static_cast<uint64_t>(m), static_cast<uint64_t>(n));
+  // rigd's RIG_ENOMEM (a limit of rigd's, or the device's memory) and its
   // refusal of a kind both mean: no memory of m.
   if (a.status != RIG_OK) return nullptr;
   auto *region = new ProxyRegion{a.value, 0};
@@ -391,23 +396,43 @@ std::byte *ProxyDevice::put_launch(const rig_edge_launch_t &l, std::byte *at, bo
   return at + room;
 }
 
-rig_proxy_completion ProxyDevice::ask_code(uint16_t opcode, uint64_t id, std::span<const std::byte> tail,
-                                           std::string *why, uint64_t a1) {
+rig_proxy_completion ProxyDevice::ask_with_code(rig_proxy_entry e, std::span<const std::byte> tail,
+                                                std::string *text) {
   std::vector<std::byte> payload(sizeof(rig_proxy_code) + tail.size());
   if (!tail.empty()) std::memcpy(payload.data() + sizeof(rig_proxy_code), tail.data(), tail.size());
-  rig_proxy_entry e{};
-  e.opcode = opcode;
   e.device = index_;
-  e.args[0] = id;
-  e.args[1] = a1;
   rig_proxy_code reply{};
   try {
     rig_proxy_completion a = link_->request(e, payload, std::as_writable_bytes(std::span(&reply, 1)));
-    if (a.status != RIG_OK) *why = "rigd: " + std::string(reply.why, strnlen(reply.why, sizeof reply.why));
+    if (a.status != RIG_OK) *text = std::string(reply.why, strnlen(reply.why, sizeof reply.why));
     return a;
   } catch (const LinkLost &lost) {
     throw Fault(lost.what());
   }
+}
+
+rig_proxy_completion ProxyDevice::ask_code(uint16_t opcode, uint64_t id, std::span<const std::byte> tail,
+                                           std::string *why, uint64_t a1) {
+  rig_proxy_entry e{};
+  e.opcode = opcode;
+  e.args[0] = id;
+  e.args[1] = a1;
+  std::string text;
+  rig_proxy_completion a = ask_with_code(e, tail, &text);
+  if (a.status != RIG_OK) *why = "rigd: " + text;
+  return a;
+}
+
+rig_proxy_completion ProxyDevice::ask_refusable(uint16_t opcode, uint64_t a0, uint64_t a1, uint64_t a2) {
+  rig_proxy_entry e{};
+  e.opcode = opcode;
+  e.args[0] = a0;
+  e.args[1] = a1;
+  e.args[2] = a2;
+  std::string text;
+  rig_proxy_completion a = ask_with_code(e, {}, &text);
+  refused_here = text.empty() ? std::string() : "rigd: " + text;
+  return a;
 }
 
 uint64_t ProxyDevice::image_arena(const void *bytes, size_t n) {
@@ -516,9 +541,11 @@ constexpr uint64_t row_of_token(uint64_t token) { return token & ((uint64_t{1} <
 
 }  // namespace
 
+std::string ProxyDevice::refusal() { return refused_here; }
+
 std::optional<uint64_t> ProxyDevice::export_bytes(Region r, uint64_t offset, uint64_t length) {
   ProxyRegion *region = region_of(r);
-  rig_proxy_completion a = ask(RIG_PROXY_OP_EXPORT, region->handle, region->offset + offset, length);
+  rig_proxy_completion a = ask_refusable(RIG_PROXY_OP_EXPORT, region->handle, region->offset + offset, length);
   if (a.status != RIG_OK) return std::nullopt;
   // Every export of the memory has its row, which its mappings share.
   RegionShare &share = *region->share;
@@ -529,7 +556,7 @@ std::optional<uint64_t> ProxyDevice::export_bytes(Region r, uint64_t offset, uin
 }
 
 std::optional<std::pair<Region, int64_t>> ProxyDevice::import_bytes(uint64_t token) {
-  rig_proxy_completion a = ask(RIG_PROXY_OP_IMPORT, token);
+  rig_proxy_completion a = ask_refusable(RIG_PROXY_OP_IMPORT, token);
   if (a.status != RIG_OK || a.detail > INT64_MAX) return std::nullopt;
   auto *region = new ProxyRegion{a.value, 0};
   region->share->row.store(static_cast<int64_t>(row_of_token(token)));
@@ -540,7 +567,8 @@ std::optional<std::pair<Region, int64_t>> ProxyDevice::import_bytes(uint64_t tok
 
 int ProxyDevice::export_fd(uint64_t token) {
   try {
-    return link_->export_fd(token);
+    refused_here.clear();
+    return link_->export_fd(token, &refused_here);
   } catch (const LinkLost &lost) {
     throw Fault(lost.what());
   }

@@ -75,6 +75,10 @@ class ProxyDevice : public DriverDevice {
   std::optional<uint64_t> others_mark(Region r) override;
   bool others_done(Region r, uint64_t mark) override;
 
+  // Why rigd refused this thread's last alloc, export, import or export
+  // descriptor where it said why (a limit of rigd's, rigd(8)); "" else.
+  std::string refusal() override;
+
   // Exports bytes [offset, offset + length) of r, this proxy's memory, as a
   // token any client of rigd imports; nothing where rigd refuses.  Throws
   // Fault once the link is lost.  From then on a hand-over naming r returns
@@ -103,6 +107,12 @@ class ProxyDevice : public DriverDevice {
   // refuses.  Throws as ask.
   rig_proxy_completion ask_code(uint16_t opcode, uint64_t id, std::span<const std::byte> tail, std::string *why,
                                 uint64_t a1 = 0);
+  // rigd's answer to e on this proxy, its payload a rig_proxy_code then
+  // tail; *text gets what rigd wrote in the code where it refuses.
+  rig_proxy_completion ask_with_code(rig_proxy_entry e, std::span<const std::byte> tail, std::string *text);
+  // ask's answer, with a rig_proxy_code for rigd's reason of a refusal,
+  // which refusal() then answers.
+  rig_proxy_completion ask_refusable(uint16_t opcode, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0);
   // Writes the launch's slots at at (protocol.h) and answers their end;
   // *shared is set where a ref names memory other processes share.
   std::byte *put_launch(const rig_edge_launch_t &l, std::byte *at, bool *shared);

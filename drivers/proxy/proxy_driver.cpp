@@ -171,7 +171,8 @@ class ProxyDriver : public Driver {
                                (answer.status == RIG_EOPEN ? ": it could not open an instance of the device with that "
                                                              "configuration, its policy refuses a test knob the "
                                                              "configuration sets (rigd(8), test_knobs), or it serves "
-                                                             "no more proxies to this process"
+                                                             "no more proxies to this process or its user "
+                                                             "(rigd(8), LIMITS: proxies, proxies_per_user)"
                                                            : ""));
     return std::make_unique<ProxyDevice>(link, static_cast<uint32_t>(served), static_cast<uint32_t>(answer.value),
                                          start);
@@ -263,6 +264,13 @@ rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open
 
 namespace {
 
+// A refusal of rigd's: RIG_ENOMEM with rigd's reason where it gave one (a
+// limit's), else RIG_EINVAL saying what.
+[[noreturn]] void refuse(const std::string &what, const std::string &reason) {
+  if (reason.empty()) throw_invalid(what);
+  throw Error(RIG_ENOMEM, what + ": " + reason);
+}
+
 // rig_service_share's export of b: its token, and b's proxy in *proxy.
 uint64_t share(rig_buffer_t *b, proxy::ProxyDevice **proxy) {
   refuse_inside_lock();
@@ -278,14 +286,14 @@ uint64_t share(rig_buffer_t *b, proxy::ProxyDevice **proxy) {
     return (*proxy)->export_bytes(b->alloc->region, static_cast<uint64_t>(b->offset),
                                   static_cast<uint64_t>(b->length));
   });
-  if (!exported) throw_invalid("rigd refuses to export the buffer");
+  if (!exported) refuse("rigd refuses to export the buffer", (*proxy)->refusal());
   return *exported;
 }
 
 // rig_service_import's buffer on d, a live proxy, of token's bytes.
 rig_buffer_t *import(rig_device_t *d, proxy::ProxyDevice *proxy, uint64_t token) {
   auto imported = driver_call(d, true, [&] { return proxy->import_bytes(token); });
-  if (!imported) throw_invalid("rigd holds no export of that token for " + d->name);
+  if (!imported) refuse("rigd holds no export of that token for " + d->name, proxy->refusal());
   return new_buffer(wrap_foreign_region(d, imported->first, imported->second), d, 0, imported->second);
 }
 
@@ -318,7 +326,7 @@ rig_status_t rig_service_share_fd(rig_buffer_t *b, int *fd) {
     proxy::ProxyDevice *proxy;
     uint64_t token = share(b, &proxy);
     int made = driver_call(b->device, false, [&] { return proxy->export_fd(token); });
-    if (made < 0) throw_invalid("rigd makes no descriptor for the export");
+    if (made < 0) refuse("rigd makes no descriptor for the export", proxy->refusal());
     *fd = made;
     return RIG_OK;
   });

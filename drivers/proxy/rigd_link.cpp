@@ -309,16 +309,28 @@ void RigdLink::ask_socket(std::span<const std::byte> request, int fd, std::span<
     close(received_fd);
 }
 
-uint64_t RigdLink::share_arena(int fd, uint64_t bytes) {
+namespace {
+
+// A socket reply's reason, where it gives one, into *why.
+template <class Reply>
+void why_of(const Reply &reply, std::string *why) {
+  size_t length = strnlen(reply.why, sizeof reply.why);
+  if (why && reply.status != RIG_OK && length) *why = "rigd: " + std::string(reply.why, length);
+}
+
+}  // namespace
+
+uint64_t RigdLink::share_arena(int fd, uint64_t bytes, std::string *why) {
   std::lock_guard g(mu_);
   check_live();
   rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, bytes};
   rig_proxy_arena_reply reply{};
   ask_socket(std::as_bytes(std::span(&r, 1)), fd, std::as_writable_bytes(std::span(&reply, 1)), RIG_PROXY_MAGIC_ARENA);
+  why_of(reply, why);
   return reply.status == RIG_OK ? reply.handle : 0;
 }
 
-int RigdLink::export_fd(uint64_t token) {
+int RigdLink::export_fd(uint64_t token, std::string *why) {
   std::lock_guard g(mu_);
   check_live();
   rig_proxy_fd_request r{RIG_PROXY_MAGIC_EXPORT_FD, RIG_PROXY_FD_OF_EXPORT, token};
@@ -326,6 +338,7 @@ int RigdLink::export_fd(uint64_t token) {
   int fd = -1;
   ask_socket(std::as_bytes(std::span(&r, 1)), -1, std::as_writable_bytes(std::span(&reply, 1)),
              RIG_PROXY_MAGIC_EXPORT_FD, &fd);
+  why_of(reply, why);
   if (reply.status != RIG_OK && fd >= 0) {
     close(fd);
     fd = -1;

@@ -62,12 +62,14 @@ class RigdLink {
   uint64_t payload_bytes() const noexcept { return layout_.payload_bytes; }
 
   // Passes rigd the bytes bytes of the memfd fd as a host arena and answers
-  // its handle, or 0 where rigd refuses it.  Throws LinkLost.
-  uint64_t share_arena(int fd, uint64_t bytes);
+  // its handle, or 0 where rigd refuses it, with rigd's reason in *why
+  // where it gives one (a limit's: rigd(8)).  Throws LinkLost.
+  uint64_t share_arena(int fd, uint64_t bytes, std::string *why = nullptr);
 
   // A new descriptor (close-on-exec, the caller's) naming token, an export
-  // of this client's, or -1 where rigd refuses.  Throws LinkLost.
-  int export_fd(uint64_t token);
+  // of this client's, or -1 where rigd refuses, its reason in *why where it
+  // gives one.  Throws LinkLost.
+  int export_fd(uint64_t token, std::string *why = nullptr);
   // The token of the export fd names (one export_fd made, in any client of
   // this rigd), or 0 where it names none.  Throws LinkLost.
   uint64_t token_of_fd(int fd);

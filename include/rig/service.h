@@ -98,14 +98,18 @@ rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open
  *
  * RIG_EINVAL if b is dead, is not a proxy's own memory (a borrow, or
  * another device's memory), its memory is held exclusive (rig_claim_begin),
- * or token is NULL; RIG_ELOST if b's proxy is lost (rigd closed the
+ * or token is NULL; RIG_ENOMEM past rigd's limit of exports for the
+ * process or its user (rigd(8), LIMITS: exports, exports_per_user),
+ * rig_last_error naming the limit with what is held, asked and allowed;
+ * RIG_ELOST if b's proxy is lost (rigd closed the
  * connection). */
 rig_status_t rig_service_share(rig_buffer_t *b, uint64_t *token);
 
 /* *out is a buffer on d, a NAME@rigd proxy, over the bytes another
  * process (or this one) exported as token.  The buffer holds the memory:
  * it lasts while *out lives, whatever the exporter does; it counts in no
- * budget of this process.
+ * budget of this process, and in rigd's quota_bytes of this process and
+ * its user (rigd(8), LIMITS) until it goes.
  *
  * RIG_EINVAL if d is not a proxy, token names no export rigd holds, or the
  * export is another served device's memory, and for every token while the
@@ -113,7 +117,10 @@ rig_status_t rig_service_share(rig_buffer_t *b, uint64_t *token);
  * coming back every 4 seconds, or its user 64 over all of its connections,
  * one more coming back each second (so that no process finds another's
  * export by trying tokens in turn, and one that tries leaves its user's
- * others most of theirs); RIG_ELOST if d is lost. */
+ * others most of theirs); RIG_ENOMEM where the bytes pass rigd's
+ * quota_bytes of the process or quota_bytes_per_user of its user, with
+ * rig_last_error naming it with what is held, asked and allowed;
+ * RIG_ELOST if d is lost. */
 rig_status_t rig_service_import(rig_device_t *d, uint64_t token, rig_buffer_t **out);
 
 /* Exports b's bytes as rig_service_share does, as *fd: a new file
@@ -126,7 +133,10 @@ rig_status_t rig_service_import(rig_device_t *d, uint64_t token, rig_buffer_t **
  * *fd is -1 on error.
  *
  * RIG_EINVAL as rig_service_share, for fd NULL, or where rigd makes no
- * descriptor (the export stays, unnamed); RIG_ELOST as rig_service_share. */
+ * descriptor (the export stays, unnamed); RIG_ENOMEM as rig_service_share,
+ * and past rigd's export_fds or export_fds_per_user (the descriptors rigd
+ * keeps for the process's exports, or its user's: the export stays,
+ * unnamed); RIG_ELOST as rig_service_share. */
 rig_status_t rig_service_share_fd(rig_buffer_t *b, int *fd);
 
 /* *out is a buffer on d, a NAME@rigd proxy, over the bytes that fd names,
@@ -135,7 +145,8 @@ rig_status_t rig_service_share_fd(rig_buffer_t *b, int *fd);
  *
  * RIG_EINVAL if d is not a proxy, fd is negative or names no export that
  * rigd holds (a descriptor of another rigd's, or of no export), or the
- * export is another served device's memory; RIG_ELOST if d is lost. */
+ * export is another served device's memory; RIG_ENOMEM as
+ * rig_service_import; RIG_ELOST if d is lost. */
 rig_status_t rig_service_import_fd(rig_device_t *d, int fd, rig_buffer_t **out);
 
 #pragma GCC visibility pop

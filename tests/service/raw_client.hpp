@@ -135,6 +135,16 @@ struct Client {
   // The bytes served device `served` holds (its rig_allocated in rigd).
   int64_t allocated(uint32_t served) { return monitor(RIG_PROXY_OP_ALLOCATED, served); }
 
+  // rigd's count `what` (protocol.h's rig_proxy_count) over its clients.
+  int64_t count(uint64_t what) {
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_ALLOCATED;
+    e.args[0] = what;
+    rig_proxy_completion c = request(e);
+    cr_assert(c.status == rig_ok, "count %llu: %d", static_cast<unsigned long long>(what), c.status);
+    return static_cast<int64_t>(c.value);
+  }
+
   // rigd's allocated bytes of its first two served devices.
   using Allocated = std::pair<int64_t, int64_t>;
   Allocated allocated_of_two() { return {allocated(0), allocated(1)}; }
@@ -158,13 +168,20 @@ struct Client {
     void *p = mmap(nullptr, arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     cr_assert(p != MAP_FAILED);
     *bytes = static_cast<std::byte *>(p);
-    rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, arena_bytes};
-    cr_assert(rig::proxy::send_message(connection.socket.get(), std::as_bytes(std::span(&r, 1)), std::span(&fd, 1)));
+    rig_proxy_arena_reply reply = share_arena(fd, arena_bytes);
     close(fd);
+    return reply.status == rig_ok ? reply.handle : 0;
+  }
+
+  // Shares bytes bytes of the memfd fd (the caller's still) as a host
+  // arena: rigd's reply.
+  rig_proxy_arena_reply share_arena(int fd, uint64_t bytes) {
+    rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, bytes};
+    cr_assert(rig::proxy::send_message(connection.socket.get(), std::as_bytes(std::span(&r, 1)), std::span(&fd, 1)));
     rig_proxy_arena_reply reply{};
     cr_assert(rig::proxy::receive_message(connection.socket.get(), std::as_writable_bytes(std::span(&reply, 1))));
     cr_assert(reply.magic == RIG_PROXY_MAGIC_ARENA);
-    return reply.status == rig_ok ? reply.handle : 0;
+    return reply;
   }
 
   // An export descriptor request on the socket (protocol.h), fd attached
@@ -221,13 +238,21 @@ struct Client {
   // rig_proxy_code then tail; why gets what rigd wrote in the code.
   rig_proxy_completion code_request(uint16_t opcode, uint32_t proxy, uint64_t id, std::span<const std::byte> tail,
                                     std::string *why = nullptr) {
-    std::vector<std::byte> bytes(sizeof(rig_proxy_code));
-    bytes.insert(bytes.end(), tail.begin(), tail.end());
-    cr_assert(payload.copy_in(0, bytes));
     rig_proxy_entry e{};
     e.opcode = opcode;
     e.device = proxy;
     e.args[0] = id;
+    return with_code(e, tail, why);
+  }
+
+  // Request e, its payload at 0 a rig_proxy_code then tail; why gets what
+  // rigd wrote in the code.
+  rig_proxy_completion with_code(rig_proxy_entry e, std::span<const std::byte> tail = {},
+                                 std::string *why = nullptr) {
+    std::vector<std::byte> bytes(sizeof(rig_proxy_code));
+    bytes.insert(bytes.end(), tail.begin(), tail.end());
+    cr_assert(payload.copy_in(0, bytes));
+    e.payload_offset = 0;
     e.payload_bytes = static_cast<uint32_t>(bytes.size());
     rig_proxy_completion c = request(e);
     rig_proxy_code code{};

@@ -12,6 +12,7 @@
 #include "client_process.hpp"
 #include "raw_client.hpp"
 #include "rigd_process.hpp"
+#include "rigd_watch.hpp"
 
 #include <rig/rig.h>
 
@@ -36,40 +37,17 @@
 
 namespace {
 
+using namespace watch;
+
 // A round trip of a connected client while rigd is under attack: generous,
 // the host is loaded, but far below what a starved rigd takes.
 constexpr double round_trip_bound_ms = 50;
-// How long rigd's counts may take to come back once the attackers go.
-constexpr int settle_ms = 5000;
-
 // A test's users, where the test runs as root: rigd runs as one of its own,
 // so that a limit on that user's threads (RLIMIT_NPROC) is rigd's alone,
 // and the attacker as another, outside rigd's policy.
 constexpr uid_t rigd_user = 61234, refused_user = 61235;
 
 std::vector<std::string> served = {"--devices", "MEM:0"};
-
-// The entries of /proc/PID/fd, or of its status line key (such as Threads).
-long descriptors_of(pid_t pid) {
-  long n = 0;
-  for ([[maybe_unused]] const auto &entry :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
-    ++n;
-  return n;
-}
-
-long threads_of(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  long value = -1;
-  while (status >> key) {
-    if (key == "Threads:") {
-      status >> value;
-      break;
-    }
-  }
-  return value;
-}
 
 // rigd's user and system time so far, in seconds.
 double cpu_seconds_of(pid_t pid) {
@@ -83,24 +61,6 @@ double cpu_seconds_of(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-// Polls count until it answers expected, for at most settle_ms; answers
-// the last seen.
-template <class Count>
-long settles_at(long expected, Count count) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(settle_ms);
-  long seen = count();
-  while (seen != expected && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    seen = count();
-  }
-  return seen;
-}
-
-bool alive(pid_t pid) {
-  int status;
-  return waitpid(pid, &status, WNOHANG) == 0;
-}
-
 // A connected socket to path that has said nothing yet.
 int connect_silently(const std::string &path) {
   sockaddr_un address{};
@@ -112,23 +72,6 @@ int connect_silently(const std::string &path) {
     return -1;
   }
   return fd;
-}
-
-// The median of a few NOP round trips of client, in milliseconds: one
-// turn of a loaded host's scheduler does not decide it.
-double round_trip_ms(raw::Client &client) {
-  std::vector<double> took;
-  for (uint64_t i = 0; i < 21; ++i) {
-    rig_proxy_entry e{};
-    e.opcode = RIG_PROXY_OP_NOP;
-    e.args[0] = i;
-    auto start = std::chrono::steady_clock::now();
-    rig_proxy_completion c = client.request(e);
-    took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    cr_assert(c.status == raw::rig_ok && c.value == i, "a NOP answers its argument");
-  }
-  std::nth_element(took.begin(), took.begin() + 10, took.end());
-  return took[10];
 }
 
 // The reason rigd gives for refusing a handshake on path, "" where it

@@ -8,14 +8,23 @@
  * /run/rig/rigd.sock); config lines, comments and errors naming their
  * line; a policy without lists admits everyone, one with lists only a
  * listed uid, primary group or supplementary group; a user's connected
- * clients are bounded by max_clients_per_user, each user apart. */
+ * clients are bounded by max_clients_per_user, each user apart, and all
+ * by max_clients; the limits' keys (rigd(8), LIMITS) and defaults; an
+ * account counts within its client's and its user's limits, refusing
+ * with the key and numbers, and gives all back as it goes; refusal log
+ * lines are bounded and say how many were dropped. */
 #include "config.hpp"
 #include "service_path.hpp"
+#include "account.hpp"
+#include "refusal_log.hpp"
 #include "user_clients.hpp"
 
 #include <criterion/criterion.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
+#include <unistd.h>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -93,7 +102,7 @@ Test(config, config_lines) {
       "max_clients_per_user = 8\n");
   cr_assert(p.users == (std::vector<uid_t>{1000, 1001}));
   cr_assert(p.groups == (std::vector<gid_t>{0}));
-  cr_assert(p.quota_bytes == 1048576);
+  cr_assert(p.quota_bytes() == 1048576);
   cr_assert(p.max_clients_per_user == 8);
   cr_assert(p.cache_limit_bytes == 4096);
   cr_assert(config("").cache_limit_bytes == 64 << 20, "64 MiB cached per device by default");
@@ -146,4 +155,77 @@ Test(config, each_users_clients_are_bounded_apart) {
   cr_assert(users.join(1000), "one gone, another comes");
   rigd::UserClients unbounded(0);
   for (int i = 0; i < 1000; i++) cr_assert(unbounded.join(1000), "0: no bound");
+}
+
+Test(config, all_clients_are_bounded_by_max_clients) {
+  rigd::UserClients users(0, {}, 3);
+  cr_assert(users.join(1000) && users.join(1001) && users.join(1002), "three clients of any users");
+  cr_assert(!users.join(1003) && users.clients() == 3, "not a fourth");
+  users.leave(1001);
+  cr_assert(users.join(1003), "one gone, another comes");
+  cr_assert(config("").max_clients == 4096 && config("max_clients = 8").max_clients == 8);
+}
+
+Test(config, limits_keys_and_defaults) {
+  Policy d = config("");
+  cr_assert(d.quota_bytes() == 0 && d.limits[Held::device_bytes].user == 0, "device memory unbounded by default");
+  cr_assert(d.limits[Held::arena_bytes].client == int64_t{16} << 30 &&
+            d.limits[Held::arena_bytes].user == int64_t{64} << 30);
+  cr_assert(d.limits[Held::exports].client == 4096 && d.limits[Held::exports].user == 16384);
+  cr_assert(d.limits[Held::export_fds].client == 256 && d.limits[Held::export_fds].user == 1024);
+  cr_assert(d.limits[Held::proxies].client == 1024 && d.limits[Held::proxies].user == 8192);
+  Policy p = config(
+      "quota_bytes_per_user = 7\narena_bytes = 1\narena_bytes_per_user = 2\nexports = 3\nexports_per_user = 4\n"
+      "export_fds = 5\nexport_fds_per_user = 6\nproxies = 0\nproxies_per_user = 9\n");
+  cr_assert(p.limits[Held::device_bytes].user == 7 && p.limits[Held::arena_bytes].client == 1 &&
+            p.limits[Held::arena_bytes].user == 2 && p.limits[Held::exports].client == 3 &&
+            p.limits[Held::exports].user == 4 && p.limits[Held::export_fds].client == 5 &&
+            p.limits[Held::export_fds].user == 6 && p.limits[Held::proxies].client == 0 &&
+            p.limits[Held::proxies].user == 9);
+  cr_assert(config_error("exports_per_user = -1").find("line 1: exports_per_user is not a count: -1") == 0);
+}
+
+Test(config, an_account_counts_within_its_clients_and_its_users_limits) {
+  rigd::Limits limits;
+  limits[Held::exports] = {3, 5};
+  rigd::UserClients users(0, limits);
+  {
+    rigd::Account first(users, 1000), second(users, 1000), other(users, 1001);
+    cr_assert(first.take(Held::exports, 3).empty());
+    cr_assert(first.take(Held::exports, 1) == "rigd's limit exports is 3: the client holds 3 and asks 1 more");
+    cr_assert(second.take(Held::exports, 2).empty());
+    cr_assert(second.take(Held::exports, 1) ==
+              "rigd's limit exports_per_user is 5: the user's clients hold 5 and the client asks 1 more");
+    cr_assert(other.take(Held::exports, 3).empty(), "another user's count is its own");
+    cr_assert(users.total(Held::exports) == 8);
+    first.give(Held::exports, 1);
+    cr_assert(second.take(Held::exports, 1).empty(), "one given back, one more fits");
+    cr_assert(!second.take(Held::exports, INT64_MAX).empty(), "no count overflows");
+  }
+  cr_assert(users.total(Held::exports) == 0, "the accounts gave everything back as they went");
+}
+
+Test(config, refusal_log_lines_are_bounded_and_say_how_many_were_dropped) {
+  std::fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  FILE *captured = std::tmpfile();
+  cr_assert(saved >= 0 && captured && dup2(fileno(captured), STDERR_FILENO) >= 0);
+  int burst = static_cast<int>(rigd::refusal_log_burst);
+  for (int i = 0; i < burst + 5; ++i) rigd::log_refusal("line " + std::to_string(i));
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(1100 / rigd::refusal_log_per_second)));
+  rigd::log_refusal("after");
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::rewind(captured);
+  std::vector<std::string> lines;
+  char line[256];
+  while (std::fgets(line, sizeof line, captured)) lines.emplace_back(line);
+  std::fclose(captured);
+  cr_assert(lines.size() == static_cast<size_t>(burst) + 2, "%zu lines for %d refusals", lines.size(), burst + 6);
+  cr_assert(lines[0] == "rigd: line 0\n" &&
+            lines[static_cast<size_t>(burst) - 1] == "rigd: line " + std::to_string(burst - 1) + "\n");
+  cr_assert(lines[static_cast<size_t>(burst)].starts_with("rigd: 5 refusal lines dropped"), "%s",
+            lines[static_cast<size_t>(burst)].c_str());
+  cr_assert(lines.back() == "rigd: after\n");
 }

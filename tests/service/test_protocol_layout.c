@@ -39,9 +39,9 @@ Test(protocol_layout, messages_have_no_padding) {
   cr_assert_eq(sizeof(struct rig_proxy_welcome), 16 + RIG_PROXY_WHY_BYTES);
   cr_assert_eq(sizeof(struct rig_proxy_device_record), 2 * RIG_PROXY_NAME_BYTES + 48);
   cr_assert_eq(sizeof(struct rig_proxy_arena_request), 16);
-  cr_assert_eq(sizeof(struct rig_proxy_arena_reply), 16);
+  cr_assert_eq(sizeof(struct rig_proxy_arena_reply), 16 + RIG_PROXY_WHY_BYTES);
   /* One size for every message after the handshake: rigd reads 16 bytes. */
   cr_assert_eq(sizeof(struct rig_proxy_fd_request), 16);
-  cr_assert_eq(sizeof(struct rig_proxy_fd_reply), 16);
+  cr_assert_eq(sizeof(struct rig_proxy_fd_reply), 16 + RIG_PROXY_WHY_BYTES);
   cr_assert_eq(sizeof(struct rig_proxy_ring_segment), 80);
 }

@@ -1,0 +1,34 @@
+// rigd's bounded log of refusals (refusal_log.hpp).
+#include "refusal_log.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+
+namespace rigd {
+
+void log_refusal(const std::string &line) {
+  using Clock = std::chrono::steady_clock;
+  static std::mutex mu;
+  static double left = refusal_log_burst;
+  static Clock::time_point at = Clock::now();
+  static uint64_t dropped = 0;
+  std::lock_guard g(mu);
+  Clock::time_point now = Clock::now();
+  left = std::min(refusal_log_burst, left + std::chrono::duration<double>(now - at).count() * refusal_log_per_second);
+  at = now;
+  if (left < 1) {
+    ++dropped;
+    return;
+  }
+  left -= 1;
+  if (dropped)
+    std::fprintf(stderr, "rigd: %llu refusal lines dropped (at most %g a second past %g)\n",
+                 static_cast<unsigned long long>(dropped), refusal_log_per_second, refusal_log_burst);
+  dropped = 0;
+  std::fprintf(stderr, "rigd: %s\n", line.c_str());
+}
+
+}  // namespace rigd
