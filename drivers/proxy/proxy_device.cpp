@@ -39,6 +39,10 @@ Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word, con
   f.queues = {"COMPUTE:0", "COPY:0"};
   f.copy_engine = 1;
   f.may_block = true;
+  // room, submit and sleep are stores into the rings and reads of words,
+  // and the locks they take (the link's, the shared blocks') are counted
+  // (locks.hpp): rig masks no signal around them (ERR-06's exemption).
+  f.signal_safe = true;
   // rigd maps the host blocks the process shares with it, staging among
   // them, and no other host memory: the proxy reaches no host memory at
   // large.
@@ -63,7 +67,7 @@ struct ProxyFunction {
 // An image rigd loaded, by its id, and the functions resolved in it.
 struct ProxyImage {
   uint64_t id;
-  std::mutex mu;
+  Mutex mu;
   std::map<std::string, std::unique_ptr<ProxyFunction>, std::less<>> functions;  // under mu
 };
 
@@ -156,7 +160,7 @@ void ProxyDevice::free(Region r) {
   if (region->host) shared_block_unmap(region->host);
   {
     RegionShare &share = *region->share;
-    std::lock_guard g(share.mu);
+    Guard g(share.mu);
     std::erase(share.handles, handle);
     if (share.row.load() >= 0) link_->forget_handle(handle);
   }
@@ -193,7 +197,7 @@ Region ProxyDevice::map_peer(DriverDevice &, Region r) {
   // exported, as rigd's does.
   mapped->share = region_of(r)->share;
   RegionShare &share = *mapped->share;
-  std::lock_guard g(share.mu);
+  Guard g(share.mu);
   share.handles.push_back(a.value);
   if (share.row.load() >= 0) link_->share_handle(a.value);
   return mapped;
@@ -257,7 +261,6 @@ rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
   uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.wait_count} * sizeof(rig_proxy_wait) +
                      parts * sizeof(rig_proxy_part);
   if (parts > UINT32_MAX || payload > link_->payload_bytes()) return RIG_NEVER;
-  std::lock_guard g(flight_mu_);
   retire_done();
   return flight_bytes_ > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
 }
@@ -349,7 +352,6 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
     throw Fault(lost.what());
   }
   accepted_.store(w.value, std::memory_order_release);
-  std::lock_guard g(flight_mu_);
   in_flight_.push_back({w.value, bytes});
   flight_bytes_ += bytes;
 }
@@ -459,7 +461,7 @@ DriverDevice::EntryAnswer ProxyDevice::entry(Image image, const std::string &nam
   if (a.status == RIG_ENOMEM) return NoMemory{static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX))};
   if (a.status != RIG_OK) throw Fault(why);
   if (a.value == 0) return Absent{};
-  std::lock_guard g(i->mu);
+  Guard g(i->mu);
   std::unique_ptr<ProxyFunction> &f = i->functions[name];
   if (!f) f = std::make_unique<ProxyFunction>(ProxyFunction{a.value});
   // An entry ref's address is rigd's to place: any non-zero value says
@@ -522,7 +524,7 @@ std::optional<uint64_t> ProxyDevice::export_bytes(Region r, uint64_t offset, uin
   if (a.status != RIG_OK) return std::nullopt;
   // Every export of the memory has its row, which its mappings share.
   RegionShare &share = *region->share;
-  std::lock_guard g(share.mu);
+  Guard g(share.mu);
   share.row.store(static_cast<int64_t>(row_of_token(a.value)));
   for (uint64_t handle : share.handles) link_->share_handle(handle);
   return a.value;
