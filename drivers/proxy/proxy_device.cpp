@@ -216,14 +216,6 @@ Region ProxyDevice::map_host(void *p, int64_t n) {
   return new ProxyRegion{handle, static_cast<uint64_t>(static_cast<std::byte *>(p) - static_cast<std::byte *>(block->base))};
 }
 
-void ProxyDevice::retire_done() {
-  uint64_t done = word_value();
-  while (!in_flight_.empty() && in_flight_.front().first <= done) {
-    flight_bytes_ -= in_flight_.front().second;
-    in_flight_.pop_front();
-  }
-}
-
 namespace {
 
 // The parts of the protocol a part takes: a words part's WORDS, then a
@@ -261,8 +253,8 @@ rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
   uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.wait_count} * sizeof(rig_proxy_wait) +
                      parts * sizeof(rig_proxy_part);
   if (parts > UINT32_MAX || payload > link_->payload_bytes()) return RIG_NEVER;
-  retire_done();
-  return flight_bytes_ > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
+  in_flight_.retire(word_value());
+  return in_flight_.bytes() > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
 }
 
 std::string ProxyDevice::failure() {
@@ -352,8 +344,7 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
     throw Fault(lost.what());
   }
   accepted_.store(w.value, std::memory_order_release);
-  in_flight_.push_back({w.value, bytes});
-  flight_bytes_ += bytes;
+  in_flight_.add(w.value, bytes);
 }
 
 std::byte *ProxyDevice::put_launch(const rig_edge_launch_t &l, std::byte *at, bool *shared) {

@@ -5,13 +5,13 @@
 #pragma once
 
 #include "../../lib/driver.hpp"
+#include "flight_log.hpp"
 #include "locks.hpp"
 #include "rigd_link.hpp"
 
 #include <atomic>
 #include <optional>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -115,8 +115,6 @@ class ProxyDevice : public DriverDevice {
   // Whether the served device is the machine's host, whose proxies also
   // run words parts.
   bool is_host() const noexcept;
-  // Forgets in-flight values the word has passed (room's).
-  void retire_done();
 
   std::shared_ptr<RigdLink> link_;
   uint32_t served_;
@@ -126,8 +124,7 @@ class ProxyDevice : public DriverDevice {
   std::vector<std::byte> payload_;  // submit's hand-over, built in place
   // room's and submit's alone, which rig calls for one device one at a
   // time, under its submit lock: they take no lock of their own.
-  std::deque<std::pair<uint64_t, uint64_t>> in_flight_;  // (value, bytes)
-  uint64_t flight_bytes_ = 0;
+  FlightLog in_flight_;
   std::atomic<uint64_t> accepted_;  // the last value handed over
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> last_{0};  // stop's last value
