@@ -10,11 +10,11 @@
  *                   makes around a driver's calls unless its facts say
  *                   they are signal-safe (ERR-06): two system calls.
  * `fill_rigd_masks_per_trip` counts the pthread_sigmask calls rig made on
- * this thread during fill_rigd's trips (the benchmark interposes it).
+ * this thread during fill_rigd's trips (mask_calls.h interposes it).
  * Then `rigd_submits_K: N /s`, the fills per second that K client processes
  * (1, 2, 4, 8) submit through rigd together, each waiting every 64; and
  * `rigd_idle_cpu: X %`, the share of one core rigd uses once its clients
- * are gone.  Ratios: fill_rigd's p50 and p99 over pingpong's (goal for the
+ * are gone and their sessions ended (a second later).  Ratios: fill_rigd's p50 and p99 over pingpong's (goal for the
  * p50: at most 3) and over fill_inprocess's (goal for the p50: at most 4),
  * the signal masks' share of fill_rigd's p50 (their calls per trip, halved,
  * times signal_mask's p50; goal: 0), and each client count's submissions
@@ -28,8 +28,8 @@
 #define _GNU_SOURCE
 
 #include "bench.h"
+#include "mask_calls.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -56,25 +56,15 @@
 #define CLIENT_NS 1e9
 #define MAX_CLIENTS 8
 #define IDLE_SECONDS 2
+/* How long rigd may take to end the sessions of the clients just gone
+ * (closing their instances) before it counts as idle. */
+#define SETTLE_SECONDS 1
 /* How long the benchmark waits for rigd to accept, or for a client. */
 #define START_TIMEOUT_MS 5000
 #define CLIENT_TIMEOUT_MS 10000
 /* Launches per measurement of launches per second, after a warm-up. */
 #define LAUNCHES 20000
 #define LAUNCH_WARMUP 1000
-
-/* ---- the masks rig makes ------------------------------------------------- */
-
-/* librig's calls of pthread_sigmask resolve to this definition, which
- * counts the calling thread's and forwards them to the C library's. */
-static _Thread_local uint64_t mask_calls;
-
-int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
-  static int (*real)(int, const sigset_t *, sigset_t *);
-  if (!real) real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "pthread_sigmask");
-  mask_calls++;
-  return real(how, set, old);
-}
 
 /* ---- latency ----------------------------------------------------------- */
 
@@ -428,6 +418,7 @@ static double rigd_cpu_ticks(void) {
 }
 
 static double measure_idle_cpu(void) {
+  sleep(SETTLE_SECONDS);
   double before = rigd_cpu_ticks();
   sleep(IDLE_SECONDS);
   double ticks = rigd_cpu_ticks() - before;
@@ -456,9 +447,9 @@ int main(void) {
   if (opened != RIG_OK) {
     fprintf(stderr, "rig_open(\"MEM:0@rigd\"): %s: %s\n", rig_status_name(opened), rig_last_error());
   } else {
-    uint64_t masks_before = mask_calls;
+    uint64_t masks_before = mask_calls();
     rigd = measure_fills(proxy);
-    masks_per_trip = (double)(mask_calls - masks_before) / (WARMUP + TRIPS);
+    masks_per_trip = (double)(mask_calls() - masks_before) / (WARMUP + TRIPS);
     print_latency("fill_rigd", rigd);
     printf("fill_rigd_masks_per_trip: %.2f\n", masks_per_trip);
     BENCH_CHECK(rig_close(proxy));
