@@ -40,7 +40,7 @@ bool rig_device::lose(const std::string &why, bool fault) {
   } catch (...) {
   }
   {
-    std::lock_guard<std::mutex> g(stop_mu_);
+    rig::Guard g(stop_mu_);
     if (lost_.load(std::memory_order_relaxed)) {
       if (reason != &out_of_memory) delete reason;
       return false;
@@ -96,7 +96,7 @@ uint64_t rig_device::note_word(uint64_t w) {
 void rig_device::free_own_word() {
   if (!facts.own_word || !facts.word_region || forked_) return;
   {
-    std::lock_guard<std::mutex> g(stop_mu_);
+    rig::Guard g(stop_mu_);
     if (word_freed_.load()) return;
     note_word(drv->signaled());
     word_freed_.store(true, std::memory_order_seq_cst);
@@ -212,7 +212,7 @@ int64_t rig_device::watch_waited() {
 void rig_device::poll_fault(uint64_t word) {
   {
     // Counted while not lost: a stop, which only a loss owes, waits for it.
-    std::lock_guard<std::mutex> g(stop_mu_);
+    rig::Guard g(stop_mu_);
     if (is_lost()) return;
     in_flight_++;
   }
@@ -300,17 +300,18 @@ void rig_device::wait(uint64_t value) {
 }
 
 void rig_device::enter_call() {
-  std::lock_guard<std::mutex> g(stop_mu_);
+  rig::Guard g(stop_mu_);
   in_flight_++;
 }
 
 void rig_device::leave_call() {
-  std::lock_guard<std::mutex> g(stop_mu_);
-  if (--in_flight_ == 0) stop_cv_.notify_all();
+  rig::Guard g(stop_mu_);
+  // Only a stop waits for the calls to end.
+  if (--in_flight_ == 0 && stop_state_.load(std::memory_order_relaxed) == kStopRunning) stop_cv_.notify_all();
 }
 
 void rig_device::stop() {
-  std::unique_lock<std::mutex> g(stop_mu_);
+  std::unique_lock<rig::Mutex> g(stop_mu_);
   int state = stop_state_.load(std::memory_order_acquire);
   if (state == kStopNone || state == kStopDone) return;
   if (state == kStopRunning) {

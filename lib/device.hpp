@@ -161,8 +161,10 @@ struct rig_device {
   void poll_fault(uint64_t word);
 
   static constexpr int kStopNone = 0, kStopOwed = 1, kStopRunning = 2, kStopDone = 3;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  // Counted (rig_hold): a driver's queue calls and waits, which a
+  // signal-safe driver's make with no mask, take it in and out of the call.
+  rig::Mutex stop_mu_;
+  std::condition_variable_any stop_cv_;
   int in_flight_ = 0;
   std::atomic<int> stop_state_{kStopNone};
   bool forked_ = false;

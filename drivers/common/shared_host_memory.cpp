@@ -2,6 +2,7 @@
 #include "shared_host_memory.hpp"
 
 #include "../../lib/staging.hpp"
+#include "locks.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,7 +10,6 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 
 namespace rig {
 
@@ -19,8 +19,9 @@ namespace {
 
 std::atomic<bool> sharing{false};
 
+// Counted (locks.hpp): a proxy's submit finds its parts' blocks here.
 struct Blocks {
-  std::mutex mu;
+  Mutex mu;
   std::map<uintptr_t, SharedBlock> by_start;
 };
 
@@ -45,7 +46,7 @@ void *shared_block_map(size_t bytes) {
     return nullptr;
   }
   Blocks &b = blocks();
-  std::lock_guard g(b.mu);
+  Guard g(b.mu);
   b.by_start[reinterpret_cast<uintptr_t>(p)] = SharedBlock{fd, p, bytes};
   return p;
 }
@@ -54,7 +55,7 @@ bool shared_block_unmap(void *address) {
   SharedBlock block;
   {
     Blocks &b = blocks();
-    std::lock_guard g(b.mu);
+    Guard g(b.mu);
     auto it = b.by_start.find(reinterpret_cast<uintptr_t>(address));
     if (it == b.by_start.end()) return false;
     block = it->second;
@@ -68,7 +69,7 @@ bool shared_block_unmap(void *address) {
 std::optional<SharedBlock> find_shared_block(const void *address, size_t bytes) {
   auto at = reinterpret_cast<uintptr_t>(address);
   Blocks &b = blocks();
-  std::lock_guard g(b.mu);
+  Guard g(b.mu);
   auto it = b.by_start.upper_bound(at);
   if (it == b.by_start.begin()) return std::nullopt;
   --it;

@@ -39,6 +39,10 @@ Facts facts_of(const rig_proxy_device_record &r, const rig_proxy_word *word, con
   f.queues = {"COMPUTE:0", "COPY:0"};
   f.copy_engine = 1;
   f.may_block = true;
+  // room, submit and sleep are stores into the rings and reads of words,
+  // and the locks they take (the link's, the shared blocks') are counted
+  // (locks.hpp): rig masks no signal around them (ERR-06's exemption).
+  f.signal_safe = true;
   // rigd maps the host blocks the process shares with it, staging among
   // them, and no other host memory: the proxy reaches no host memory at
   // large.
@@ -67,7 +71,7 @@ struct ProxyFunction {
 // An image rigd loaded, by its id, and the functions resolved in it.
 struct ProxyImage {
   uint64_t id;
-  std::mutex mu;
+  Mutex mu;
   std::map<std::string, std::unique_ptr<ProxyFunction>, std::less<>> functions;  // under mu
 };
 
@@ -161,7 +165,7 @@ void ProxyDevice::free(Region r) {
   if (region->host) shared_block_unmap(region->host);
   {
     RegionShare &share = *region->share;
-    std::lock_guard g(share.mu);
+    Guard g(share.mu);
     std::erase(share.handles, handle);
     if (share.row.load() >= 0) link_->forget_handle(handle);
   }
@@ -198,7 +202,7 @@ Region ProxyDevice::map_peer(DriverDevice &, Region r) {
   // exported, as rigd's does.
   mapped->share = region_of(r)->share;
   RegionShare &share = *mapped->share;
-  std::lock_guard g(share.mu);
+  Guard g(share.mu);
   share.handles.push_back(a.value);
   if (share.row.load() >= 0) link_->share_handle(a.value);
   return mapped;
@@ -215,14 +219,6 @@ Region ProxyDevice::map_host(void *p, int64_t n) {
   }
   if (handle == 0) return nullptr;
   return new ProxyRegion{handle, static_cast<uint64_t>(static_cast<std::byte *>(p) - static_cast<std::byte *>(block->base))};
-}
-
-void ProxyDevice::retire_done() {
-  uint64_t done = word_value();
-  while (!in_flight_.empty() && in_flight_.front().first <= done) {
-    flight_bytes_ -= in_flight_.front().second;
-    in_flight_.pop_front();
-  }
 }
 
 namespace {
@@ -262,9 +258,8 @@ rig_edge_room_t ProxyDevice::room(const rig_edge_work_t &w) {
   uint64_t payload = sizeof(rig_proxy_handover) + uint64_t{w.wait_count} * sizeof(rig_proxy_wait) +
                      parts * sizeof(rig_proxy_part);
   if (parts > UINT32_MAX || payload > link_->payload_bytes()) return RIG_NEVER;
-  std::lock_guard g(flight_mu_);
-  retire_done();
-  return flight_bytes_ > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
+  in_flight_.retire(word_value());
+  return in_flight_.bytes() > most_bytes_in_flight ? RIG_LATER : RIG_ROOM;
 }
 
 std::string ProxyDevice::failure() {
@@ -354,9 +349,7 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
     throw Fault(lost.what());
   }
   accepted_.store(w.value, std::memory_order_release);
-  std::lock_guard g(flight_mu_);
-  in_flight_.push_back({w.value, bytes});
-  flight_bytes_ += bytes;
+  in_flight_.add(w.value, bytes);
 }
 
 std::byte *ProxyDevice::put_launch(const rig_edge_launch_t &l, std::byte *at, bool *shared) {
@@ -484,7 +477,7 @@ DriverDevice::EntryAnswer ProxyDevice::entry(Image image, const std::string &nam
   if (a.status == RIG_ENOMEM) return NoMemory{static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX))};
   if (a.status != RIG_OK) throw Fault(why);
   if (a.value == 0) return Absent{};
-  std::lock_guard g(i->mu);
+  Guard g(i->mu);
   std::unique_ptr<ProxyFunction> &f = i->functions[name];
   if (!f) f = std::make_unique<ProxyFunction>(ProxyFunction{a.value});
   // An entry ref's address is rigd's to place: any non-zero value says
@@ -549,7 +542,7 @@ std::optional<uint64_t> ProxyDevice::export_bytes(Region r, uint64_t offset, uin
   if (a.status != RIG_OK) return std::nullopt;
   // Every export of the memory has its row, which its mappings share.
   RegionShare &share = *region->share;
-  std::lock_guard g(share.mu);
+  Guard g(share.mu);
   share.row.store(static_cast<int64_t>(row_of_token(a.value)));
   for (uint64_t handle : share.handles) link_->share_handle(handle);
   return a.value;

@@ -5,14 +5,14 @@
 #pragma once
 
 #include "../../lib/driver.hpp"
+#include "flight_log.hpp"
+#include "locks.hpp"
 #include "rigd_link.hpp"
 
 #include <atomic>
 #include <optional>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -27,7 +27,7 @@ namespace rig::proxy {
 // hand-overs then return once rigd has taken them.
 struct RegionShare {
   std::atomic<int64_t> row{-1};
-  std::mutex mu;
+  Mutex mu;
   std::vector<uint64_t> handles;  // under mu; row is set under mu too
 };
 
@@ -125,8 +125,6 @@ class ProxyDevice : public DriverDevice {
   // Whether the served device is the machine's host, whose proxies also
   // run words parts.
   bool is_host() const noexcept;
-  // Forgets in-flight values the word has passed; with flight_mu_ held.
-  void retire_done();
 
   std::shared_ptr<RigdLink> link_;
   uint32_t served_;
@@ -134,9 +132,9 @@ class ProxyDevice : public DriverDevice {
   const rig_proxy_word *word_;
   Facts facts_;
   std::vector<std::byte> payload_;  // submit's hand-over, built in place
-  std::mutex flight_mu_;
-  std::deque<std::pair<uint64_t, uint64_t>> in_flight_;  // (value, bytes)
-  uint64_t flight_bytes_ = 0;
+  // room's and submit's alone, which rig calls for one device one at a
+  // time, under its submit lock: they take no lock of their own.
+  FlightLog in_flight_;
   std::atomic<uint64_t> accepted_;  // the last value handed over
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> last_{0};  // stop's last value

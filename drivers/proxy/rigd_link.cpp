@@ -105,19 +105,20 @@ RigdLink::RigdLink(const std::string &path)
 }
 
 RigdLink::~RigdLink() {
+  delete why_.load();
   munmap(rings_memory_.at, rings_memory_.bytes);
   munmap(const_cast<std::byte *>(completion_memory_.at), completion_memory_.bytes);
   munmap(const_cast<std::byte *>(device_memory_.at), device_memory_.bytes);
 }
 
 void RigdLink::share_handle(uint64_t handle) {
-  std::lock_guard g(shared_mu_);
+  Guard g(shared_mu_);
   shared_handles_.insert(handle);
   any_shared_.store(true, std::memory_order_release);
 }
 
 void RigdLink::forget_handle(uint64_t handle) {
-  std::lock_guard g(shared_mu_);
+  Guard g(shared_mu_);
   shared_handles_.erase(handle);
   any_shared_.store(!shared_handles_.empty(), std::memory_order_release);
 }
@@ -125,7 +126,7 @@ void RigdLink::forget_handle(uint64_t handle) {
 bool RigdLink::shares(uint64_t handle) const {
   // The hot path of a process that shares nothing takes no lock.
   if (!any_shared_.load(std::memory_order_acquire)) return false;
-  std::lock_guard g(shared_mu_);
+  Guard g(shared_mu_);
   return shared_handles_.count(handle) != 0;
 }
 
@@ -151,16 +152,16 @@ uint32_t RigdLink::word_index(const uint64_t *value) const noexcept {
 }
 
 void RigdLink::mark_lost(const std::string &why) {
-  std::lock_guard g(why_mu_);
-  if (lost_.load()) return;
-  why_ = why;
-  lost_.store(true, std::memory_order_release);
+  if (why_.load(std::memory_order_acquire)) return;
+  auto *first = new std::string(why);
+  const std::string *none = nullptr;
+  if (!why_.compare_exchange_strong(none, first, std::memory_order_acq_rel)) delete first;
 }
 
 bool RigdLink::forked() const noexcept { return forks.load(std::memory_order_relaxed) != forks_seen_; }
 
 bool RigdLink::lost(std::string *why) {
-  if (!lost_.load(std::memory_order_acquire)) {
+  if (!why_.load(std::memory_order_acquire)) {
     if (forked()) {
       if (why) *why = "the connection to rigd belongs to the process that made it, not to this child";
       return true;
@@ -168,11 +169,9 @@ bool RigdLink::lost(std::string *why) {
     pollfd p{connection_.socket.get(), POLLRDHUP, 0};
     if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR))) mark_lost("rigd closed the connection");
   }
-  if (!lost_.load(std::memory_order_acquire)) return false;
-  if (why) {
-    std::lock_guard g(why_mu_);
-    *why = why_;
-  }
+  const std::string *reason = why_.load(std::memory_order_acquire);
+  if (!reason) return false;
+  if (why) *why = *reason;
   return true;
 }
 
@@ -182,7 +181,7 @@ void RigdLink::check_live() {
 }
 
 void RigdLink::check_known_live() {
-  if (lost_.load(std::memory_order_acquire) || forked()) check_live();
+  if (why_.load(std::memory_order_acquire) || forked()) check_live();
 }
 
 bool RigdLink::answers_hand_over(const rig_proxy_completion &answer) noexcept {
@@ -262,7 +261,7 @@ void RigdLink::await_taken(uint32_t n) {
 
 rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const std::byte> payload,
                                       std::span<std::byte> reply) {
-  std::lock_guard g(mu_);
+  Guard g(mu_);
   check_known_live();
   entry.tag = ++tag_;
   send(entry, payload);
@@ -273,7 +272,7 @@ rig_proxy_completion RigdLink::request(rig_proxy_entry entry, std::span<const st
 }
 
 void RigdLink::hand_over(rig_proxy_entry entry, std::span<const std::byte> payload, bool until_taken) {
-  std::lock_guard g(mu_);
+  Guard g(mu_);
   check_known_live();
   // Answers to refused hand-overs: taken in here, so that they never fill
   // the completion ring.
@@ -321,7 +320,7 @@ void why_of(const Reply &reply, std::string *why) {
 }  // namespace
 
 uint64_t RigdLink::share_arena(int fd, uint64_t bytes, std::string *why) {
-  std::lock_guard g(mu_);
+  Guard g(mu_);
   check_live();
   rig_proxy_arena_request r{RIG_PROXY_MAGIC_ARENA, 0, bytes};
   rig_proxy_arena_reply reply{};
@@ -331,7 +330,7 @@ uint64_t RigdLink::share_arena(int fd, uint64_t bytes, std::string *why) {
 }
 
 int RigdLink::export_fd(uint64_t token, std::string *why) {
-  std::lock_guard g(mu_);
+  Guard g(mu_);
   check_live();
   rig_proxy_fd_request r{RIG_PROXY_MAGIC_EXPORT_FD, RIG_PROXY_FD_OF_EXPORT, token};
   rig_proxy_fd_reply reply{};
@@ -347,7 +346,7 @@ int RigdLink::export_fd(uint64_t token, std::string *why) {
 }
 
 uint64_t RigdLink::token_of_fd(int fd) {
-  std::lock_guard g(mu_);
+  Guard g(mu_);
   check_live();
   rig_proxy_fd_request r{RIG_PROXY_MAGIC_EXPORT_FD, RIG_PROXY_EXPORT_OF_FD, 0};
   rig_proxy_fd_reply reply{};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "handshake.hpp"
+#include "locks.hpp"
 #include "payload_space.hpp"
 #include "protocol.h"
 #include "ring_segment.hpp"
@@ -13,7 +14,6 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -146,14 +146,17 @@ class RigdLink {
   std::unique_ptr<PayloadArena> payload_;
   std::unique_ptr<PayloadSpace> payload_space_;
   uint32_t *word_sleepers_ = nullptr;
-  mutable std::mutex shared_mu_;
+  // The link's locks are counted (locks.hpp): a handler that runs while
+  // one is held and calls rig is refused, so the proxy's queue calls need
+  // no signal mask.
+  mutable Mutex shared_mu_;
   std::unordered_set<uint64_t> shared_handles_;  // under shared_mu_
   std::atomic<bool> any_shared_{false};          // shared_handles_ is not empty
-  std::mutex mu_;  // one request at a time, and the socket's messages
+  Mutex mu_;  // one request at a time, and the socket's messages
   uint64_t tag_ = 0;
-  std::atomic<bool> lost_{false};
-  std::mutex why_mu_;
-  std::string why_;
+  // Why the link is lost, set once (the first reason stays) and freed with
+  // the link; none while it is not known lost.  No lock: a wait reads it.
+  std::atomic<const std::string *> why_{nullptr};
 };
 
 }  // namespace rig::proxy
