@@ -35,7 +35,9 @@ struct Release {
 };
 
 // The most workers at once; past them, releases wait for a free worker.
-constexpr size_t max_release_workers = 32;
+// Few: each keeps its stack for the life of rigd, and only a device that
+// never finishes (or is slow past its hang bound) holds one for long.
+constexpr size_t max_release_workers = 4;
 
 class Releases {
  public:
