@@ -15,7 +15,7 @@
  * rig reads first where it holds the bytes.
  *
  * Usage: bench_io_device [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]
- * The file (default /var/tmp/rig-bench-io.bin, 1G, a multiple of 1 MiB) is
+ * The file (default /var/tmp/rig-bench-io.bin, 2G, a multiple of 1 MiB) is
  * made unless it exists with the benchmark's bytes, and removed at the end
  * unless --keep. */
 #define _GNU_SOURCE
@@ -93,10 +93,16 @@ static void make_file(const char *path, int64_t size) {
   close(fd);
 }
 
+/* The whole page cache where root allows it, so that nothing of the file
+ * stays; the file's pages otherwise. */
 static void drop_from_page_cache(const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) bench_fail("posix_fadvise failed");
   close(fd);
+  int caches = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  if (caches < 0) return;
+  if (write(caches, "1", 1) != 1) { /* DONTNEED has dropped the file's pages */ }
+  close(caches);
 }
 
 /* ---- Checking what a reader wrote ------------------------------------- */
@@ -134,15 +140,15 @@ struct reader {
   double best_cold_s, best_warm_s;
   /* rig */
   rig_buffer_t *file, *into;
+  rig_device_t *fresh_on; /* the device of a new buffer per read */
   /* plain */
   const char *path;
   int64_t size;
   int direct_fd;
   struct io_uring ring;
   bool fixed;
+  bool fresh; /* reads into memory it makes first */
 };
-
-static void read_by_rig(reader_t *r) { BENCH_CHECK(rig_buffer_copy(r->file, r->into)); }
 
 static void read_by_pread(reader_t *r) {
   int fd = open(r->path, O_RDONLY | O_CLOEXEC);
@@ -150,6 +156,33 @@ static void read_by_pread(reader_t *r) {
   for (int64_t at = 0; at < r->size; at += BLOCK)
     if (pread(fd, r->dst + at, BLOCK, at) != BLOCK) bench_fail("pread failed");
   close(fd);
+}
+
+static void read_by_rig(reader_t *r) { BENCH_CHECK(rig_buffer_copy(r->file, r->into)); }
+
+static void read_into_new_buffer(reader_t *r) {
+  BENCH_CHECK(rig_buffer_create(r->fresh_on, r->size, RIG_MEMORY_DEVICE, &r->into));
+  read_by_rig(r);
+  r->dst = rig_buffer_host(r->into);
+}
+
+static void read_by_pread_into_new(reader_t *r) {
+  r->dst = malloc((size_t)r->size);
+  if (!r->dst) bench_fail("malloc failed");
+  read_by_pread(r);
+}
+
+/* What a reader into new memory made, released after its check: back to
+ * the system, not into rig's cache, so that the next read's is new too. */
+static void release_new(reader_t *r) {
+  if (r->fresh_on) {
+    rig_buffer_unref(r->into);
+    r->into = NULL;
+    BENCH_CHECK(rig_free_cache(r->fresh_on));
+  } else {
+    free(r->dst);
+  }
+  r->dst = NULL;
 }
 
 static void queue_block(reader_t *r, int64_t at) {
@@ -210,13 +243,15 @@ static void close_uring_reader(reader_t *r) {
   close(r->direct_fd);
 }
 
-/* One timed read; returns seconds. */
+/* One timed read; returns seconds.  New memory needs no poison: it
+ * starts as zeros, which are none of the file's words. */
 static double time_read(reader_t *r) {
-  poison_samples(r->dst, r->size);
+  if (!r->fresh) poison_samples(r->dst, r->size);
   double start = bench_now_ns();
   r->read(r);
   double seconds = (bench_now_ns() - start) * 1e-9;
   check_samples(r->dst, r->size, r->name);
+  if (r->fresh) release_new(r);
   return seconds;
 }
 
@@ -233,7 +268,7 @@ static int usage(const char *program) {
 
 int main(int argc, char **argv) {
   const char *path = "/var/tmp/rig-bench-io.bin";
-  int64_t size = GIB;
+  int64_t size = 2 * GIB;
   int runs = 3;
   bool keep = false;
   for (int i = 1; i < argc; i++) {
@@ -269,6 +304,9 @@ int main(int argc, char **argv) {
       {.name = "io_host", .read = read_by_rig, .dst = dst, .file = file, .into = host},
       {.name = "io_mem", .read = read_by_rig, .dst = rig_buffer_host(on_mem), .file = file, .into = on_mem},
       {.name = "pread", .read = read_by_pread, .dst = dst},
+      {.name = "new_host", .read = read_into_new_buffer, .file = file, .fresh_on = rig_host(), .fresh = true},
+      {.name = "new_mem", .read = read_into_new_buffer, .file = file, .fresh_on = mem, .fresh = true},
+      {.name = "new_pread", .read = read_by_pread_into_new, .fresh = true},
   };
   enum { READERS = sizeof readers / sizeof readers[0] };
   for (int i = 0; i < READERS; i++) {
@@ -297,10 +335,14 @@ int main(int argc, char **argv) {
     printf("%s_cold: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_cold_s));
     printf("%s_warm: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_warm_s));
   }
-  const reader_t *base = &readers[0];
+  const reader_t *base = &readers[0], *new_pread = &readers[6];
   for (int i = 1; i <= 2; i++) {
     printf("ratio %s_cold: %.3f\n", readers[i].name, base->best_cold_s / readers[i].best_cold_s);
     printf("ratio %s_warm: %.3f\n", readers[i].name, base->best_warm_s / readers[i].best_warm_s);
+  }
+  for (int i = 4; i <= 5; i++) {
+    printf("ratio %s_cold: %.3f\n", readers[i].name, base->best_cold_s / readers[i].best_cold_s);
+    printf("ratio %s_warm_pread: %.3f\n", readers[i].name, new_pread->best_warm_s / readers[i].best_warm_s);
   }
 
   close_uring_reader(&readers[0]);
