@@ -19,8 +19,9 @@ class PagePopulator {
   static constexpr int64_t kMinBytes = int64_t{16} << 20;
 
   // Starts populating [dst, dst + n) if n is at least kMinBytes.  With
-  // huge, a window none of whose pages exist yet asks for transparent huge
-  // pages first (MADV_HUGEPAGE, where the system has them).
+  // huge, memory none of whose pages exist yet asks for transparent huge
+  // pages first (MADV_HUGEPAGE, where the system has them), before the
+  // read's first fault.
   PagePopulator(void *dst, int64_t n, bool huge);
   // Stops where it is (the read is over) and joins the thread.
   ~PagePopulator();
@@ -28,7 +29,7 @@ class PagePopulator {
   PagePopulator &operator=(const PagePopulator &) = delete;
 
  private:
-  void run(uintptr_t start, uintptr_t end, bool huge);
+  void run(uintptr_t start, uintptr_t end);
 
   std::atomic<bool> stop_{false};
   std::thread thread_;
