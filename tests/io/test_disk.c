@@ -1232,11 +1232,8 @@ Test(io, read_ranges_refusals) { /* rig/disk.h */
   EXPECT_PATTERN(got, n, 0, 41, "the first view's range");
   EXPECT_PATTERN(got + n, n / 2, 0, 41, "the second view's range");
   free(got);
-  rig_buffer_unref(middle);
-  rig_buffer_unref(first_half);
-  rig_buffer_unref(not_disk);
-  rig_buffer_unref(dst);
-  rig_buffer_unref(file);
+  rig_buffer_t *made[] = {middle, first_half, not_disk, dst, file};
+  for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) rig_buffer_unref(made[i]);
 }
 
 /* A file cut short after the batch was made: RIG_EIO naming it, and the

@@ -21,21 +21,12 @@ c_void_p = ctypes.c_void_p
 # The header's dtypes as DLPack (code, bits).  The 8-bit floats (F8_E5M2,
 # F8_E4M3) have none that numpy and PyTorch read alike: their DLPack export
 # raises BufferError, and their bytes stay in Tensor.buffer.
-DLPACK_TYPES = {
-    "BOOL": (dlpack.BOOL, 8),
-    "U8": (dlpack.UINT, 8),
-    "I8": (dlpack.INT, 8),
-    "U16": (dlpack.UINT, 16),
-    "I16": (dlpack.INT, 16),
-    "U32": (dlpack.UINT, 32),
-    "I32": (dlpack.INT, 32),
-    "U64": (dlpack.UINT, 64),
-    "I64": (dlpack.INT, 64),
-    "F16": (dlpack.FLOAT, 16),
-    "BF16": (dlpack.BFLOAT, 16),
-    "F32": (dlpack.FLOAT, 32),
-    "F64": (dlpack.FLOAT, 64),
-}
+DLPACK_TYPES = {"BOOL": (dlpack.BOOL, 8), "BF16": (dlpack.BFLOAT, 16)}
+DLPACK_TYPES.update({"%s%d" % (letter, bits): (code, bits)
+                     for letter, code, sizes in (("U", dlpack.UINT, (8, 16, 32, 64)),
+                                                 ("I", dlpack.INT, (8, 16, 32, 64)),
+                                                 ("F", dlpack.FLOAT, (16, 32, 64)))
+                     for bits in sizes})
 
 
 class TensorHeader:
