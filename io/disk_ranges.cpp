@@ -45,6 +45,7 @@ void check_range(const rig_disk_range_t &r, size_t i, rig_device_t *disk) {
   };
   past(r.file_offset, r.file->length, "file");
   past(r.dst_offset, r.dst->length, "dst");
+  if (r.dst->alloc == r.file->alloc) rig::throw_invalid(name + "'s dst is memory of its own file");
 }
 
 // Refuses two ranges that write a common byte of one allocation.

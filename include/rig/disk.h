@@ -63,9 +63,10 @@ typedef struct rig_disk_range {
  * of every range is in place.  Ranges may read any files, a file many
  * times.  RIG_EINVAL, naming the range's index and its numbers, for a NULL
  * ranges, a count of 0, a NULL or released file or dst, a file that is not
- * a buffer on DISK, a negative offset or count, a range past the end of its
- * file or of its dst, or two ranges whose destination bytes overlap (bytes
- * of one allocation, through any views); then no byte has moved.  Once the
+ * a buffer on DISK, a dst over its own file's memory, a negative offset or
+ * count, a range past the end of its file or of its dst, or two ranges
+ * whose destination bytes overlap (bytes of one allocation, through any
+ * views); then no byte has moved.  Once the
  * reads have started, the first error a range answers (RIG_EIO for a file
  * cut short, naming it; RIG_ELOST; RIG_ENOMEM; as rig_buffer_copy answers)
  * stops ranges not yet begun and is the call's answer once the ranges in

@@ -1210,6 +1210,7 @@ Test(io, read_ranges_refusals) { /* rig/disk.h */
       {disk_range(NULL, 0, dst, 0, 1), "range 1's file"},
       {disk_range(file, 0, NULL, 0, 1), "range 1's dst"},
       {disk_range(not_disk, 0, dst, 0, 1), "not on DISK"},
+      {disk_range(file, 0, file, 100, 1), "memory of its own file"},
       {disk_range(file, -1, dst, 0, 1), "file_offset -1"},
       {disk_range(file, 0, dst, 0, -5), "bytes -5"},
       {disk_range(file, n - 10, dst, 0, 11), "past the end of its file's 65536 bytes"},
