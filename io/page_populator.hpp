@@ -5,6 +5,15 @@
 // work on a thread of its own, a window at a time from the start, while the
 // reads run behind it (MADV_POPULATE_WRITE, Linux 5.14): on memory already
 // present it only looks (mincore) and moves on.
+//
+// Measured on a 2-core virtio machine, 1 GiB into new MEM:0 buffers, the
+// choices alternating in one process, medians of 5 to 9 (load about 6):
+// cold, 4 KiB pages 0.66 GB/s, huge pages 0.57, 4 KiB populated ahead
+// 0.73, huge pages populated ahead 1.10; warm (the page cache's copy),
+// 0.75, 0.43, 0.76 and 0.40.  Hence huge pages for reads from the disk
+// alone (huge, below), populated ahead in both.  Huge pages help O_DIRECT
+// besides: 1 MiB into 4 KiB pages is 256 segments, more than a virtio disk
+// takes in one request (uring_file.cpp, staging).
 #pragma once
 
 #include <atomic>
