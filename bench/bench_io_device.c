@@ -1,23 +1,39 @@
 /* Reading a file through the io device DISK (rig/disk.h) beside two
- * readers written here, in the same run, all into one page-aligned host
- * buffer:
+ * readers written here, in the same run.  Into one page-aligned host
+ * buffer, made and touched once:
  *   io_host   rig_disk_open + rig_buffer_copy into a host buffer;
  *   io_mem    the same into a MEM:0 buffer;
  *   uring     a plain liburing O_DIRECT reader: depth 32, 1 MiB blocks,
  *             read_fixed into the host buffer, registered as fixed buffers;
  *   pread     a loop of 1 MiB preads through the page cache.
- * Cold runs first drop the file from the page cache (posix_fadvise
- * DONTNEED); warm runs first read it whole through the page cache.  Prints
- * `NAME_cold: V GB/s` and `NAME_warm: V GB/s` for each reader, and
- * `ratio io_host_cold: X` (likewise io_host_warm, io_mem_cold, io_mem_warm),
- * X rig's bandwidth over the plain liburing reader's.  The plain reader
- * reads O_DIRECT warm too: a warm ratio above 1 is the page cache, which
- * rig reads first where it holds the bytes.
+ * Into memory each read makes first (the time counts the making, as a
+ * load's does; rig's cache is freed after each, so each buffer is new):
+ *   new_host  rig_buffer_create on the host + rig_buffer_copy, as rig load;
+ *   new_mem   the same on MEM:0;
+ *   new_pread a pread loop into a new malloc'd buffer.
+ * And the same bytes as 64 files (shards of the file, made beside it) into
+ * the MEM:0 buffer, each to its place:
+ *   shards_serial  a rig_buffer_copy of each file, one after another;
+ *   shards_batch   one rig_disk_read_ranges of all 64.
+ * Cold runs first drop the files from the page cache (the whole cache
+ * where root may write /proc/sys/vm/drop_caches, else posix_fadvise
+ * DONTNEED); warm runs first read the file and the shards whole through
+ * the page cache.  The readers take
+ * turns, run after run, so that a drift of the shared machine hits each
+ * alike.  Prints `NAME_cold: V GB/s` and `NAME_warm: V GB/s` for each
+ * reader (the best of the runs), and ratios: `ratio io_host_cold: X`
+ * (likewise io_host_warm, io_mem_cold, io_mem_warm, new_host_cold,
+ * new_mem_cold), X rig's bandwidth over the plain liburing reader's;
+ * `ratio new_host_warm_pread: X` (new_mem too), over the pread loop's into
+ * new memory; `ratio shards_batch_cold: X` (and _warm), the batch's over
+ * the serial copies'.  The plain reader reads O_DIRECT warm too: a warm
+ * ratio above 1 is the page cache, which rig reads first where it holds
+ * the bytes.
  *
  * Usage: bench_io_device [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]
- * The file (default /var/tmp/rig-bench-io.bin, 1G, a multiple of 1 MiB) is
- * made unless it exists with the benchmark's bytes, and removed at the end
- * unless --keep. */
+ * The file (default /var/tmp/rig-bench-io.bin, 2G, a multiple of 64 MiB)
+ * and its shards (FILE.shard-NN) are made unless they exist with the
+ * benchmark's bytes, and removed at the end unless --keep. */
 #define _GNU_SOURCE
 
 #include "bench.h"
@@ -55,8 +71,8 @@ static void fill_block(uint64_t *words, int64_t block) {
 }
 
 /* True iff the file at path has size bytes and its first and last blocks
- * are the benchmark's. */
-static bool file_is_ready(const char *path, int64_t size) {
+ * are blocks first, first + 1, ... of the benchmark's. */
+static bool file_is_ready(const char *path, int64_t first, int64_t size) {
   struct stat st;
   if (stat(path, &st) != 0 || st.st_size != size) return false;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -66,7 +82,7 @@ static bool file_is_ready(const char *path, int64_t size) {
   bool ready = true;
   const int64_t samples[] = {0, size / BLOCK - 1};
   for (int i = 0; ready && i < 2; i++) {
-    fill_block(want, samples[i]);
+    fill_block(want, first + samples[i]);
     ready = pread(fd, got, BLOCK, samples[i] * BLOCK) == BLOCK && memcmp(got, want, BLOCK) == 0;
   }
   free(got);
@@ -75,8 +91,9 @@ static bool file_is_ready(const char *path, int64_t size) {
   return ready;
 }
 
-static void make_file(const char *path, int64_t size) {
-  if (file_is_ready(path, size)) return;
+/* The file at path: size bytes, blocks first, first + 1, ... */
+static void make_file(const char *path, int64_t first, int64_t size) {
+  if (file_is_ready(path, first, size)) return;
   printf("creating %s (%lld bytes)\n", path, (long long)size);
   fflush(stdout);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -84,7 +101,7 @@ static void make_file(const char *path, int64_t size) {
   uint64_t *words = malloc(BLOCK);
   if (!words) bench_fail("malloc failed");
   for (int64_t block = 0; block < size / BLOCK; block++) {
-    fill_block(words, block);
+    fill_block(words, first + block);
     if (pwrite(fd, words, BLOCK, block * BLOCK) != BLOCK) bench_fail("writing the file failed");
   }
   /* Clean pages, so DONTNEED can drop them. */
@@ -93,10 +110,45 @@ static void make_file(const char *path, int64_t size) {
   close(fd);
 }
 
-static void drop_from_page_cache(const char *path) {
+/* The shards: SHARDS files whose blocks, one after another, are the
+ * benchmark file's. */
+enum { SHARDS = 64 };
+
+static void shard_path(char *out, size_t n, const char *path, int shard) {
+  snprintf(out, n, "%s.shard-%02d", path, shard);
+}
+
+/* Reads the file at path whole through the page cache. */
+static void read_into_page_cache(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) bench_fail(strerror(errno));
+  char *block = malloc(BLOCK);
+  if (!block) bench_fail("malloc failed");
+  while (read(fd, block, BLOCK) > 0) {
+  }
+  free(block);
+  close(fd);
+}
+
+static void forget_file(const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) bench_fail("posix_fadvise failed");
   close(fd);
+}
+
+/* The file and its shards out of the page cache: the whole cache where root
+ * allows it, so that nothing of them stays; their pages otherwise. */
+static void drop_from_page_cache(const char *path) {
+  forget_file(path);
+  for (int k = 0; k < SHARDS; k++) {
+    char shard[4096];
+    shard_path(shard, sizeof shard, path, k);
+    forget_file(shard);
+  }
+  int caches = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  if (caches < 0) return;
+  if (write(caches, "1", 1) != 1) { /* DONTNEED has dropped the files' pages */ }
+  close(caches);
 }
 
 /* ---- Checking what a reader wrote ------------------------------------- */
@@ -134,15 +186,17 @@ struct reader {
   double best_cold_s, best_warm_s;
   /* rig */
   rig_buffer_t *file, *into;
+  rig_device_t *fresh_on; /* the device of a new buffer per read */
   /* plain */
   const char *path;
   int64_t size;
   int direct_fd;
   struct io_uring ring;
   bool fixed;
+  bool fresh; /* reads into memory it makes first */
+  /* the shards, each to its place in into */
+  const rig_disk_range_t *ranges;
 };
-
-static void read_by_rig(reader_t *r) { BENCH_CHECK(rig_buffer_copy(r->file, r->into)); }
 
 static void read_by_pread(reader_t *r) {
   int fd = open(r->path, O_RDONLY | O_CLOEXEC);
@@ -150,6 +204,39 @@ static void read_by_pread(reader_t *r) {
   for (int64_t at = 0; at < r->size; at += BLOCK)
     if (pread(fd, r->dst + at, BLOCK, at) != BLOCK) bench_fail("pread failed");
   close(fd);
+}
+
+static void read_by_rig(reader_t *r) { BENCH_CHECK(rig_buffer_copy(r->file, r->into)); }
+
+static void read_shards_one_by_one(reader_t *r) {
+  for (int k = 0; k < SHARDS; k++) BENCH_CHECK(rig_buffer_copy(r->ranges[k].file, r->ranges[k].dst));
+}
+
+static void read_shards_in_a_batch(reader_t *r) { BENCH_CHECK(rig_disk_read_ranges(r->ranges, SHARDS)); }
+
+static void read_into_new_buffer(reader_t *r) {
+  BENCH_CHECK(rig_buffer_create(r->fresh_on, r->size, RIG_MEMORY_DEVICE, &r->into));
+  read_by_rig(r);
+  r->dst = rig_buffer_host(r->into);
+}
+
+static void read_by_pread_into_new(reader_t *r) {
+  r->dst = malloc((size_t)r->size);
+  if (!r->dst) bench_fail("malloc failed");
+  read_by_pread(r);
+}
+
+/* What a reader into new memory made, released after its check: back to
+ * the system, not into rig's cache, so that the next read's is new too. */
+static void release_new(reader_t *r) {
+  if (r->fresh_on) {
+    rig_buffer_unref(r->into);
+    r->into = NULL;
+    BENCH_CHECK(rig_free_cache(r->fresh_on));
+  } else {
+    free(r->dst);
+  }
+  r->dst = NULL;
 }
 
 static void queue_block(reader_t *r, int64_t at) {
@@ -210,13 +297,15 @@ static void close_uring_reader(reader_t *r) {
   close(r->direct_fd);
 }
 
-/* One timed read; returns seconds. */
+/* One timed read; returns seconds.  New memory needs no poison: it
+ * starts as zeros, which are none of the file's words. */
 static double time_read(reader_t *r) {
-  poison_samples(r->dst, r->size);
+  if (!r->fresh) poison_samples(r->dst, r->size);
   double start = bench_now_ns();
   r->read(r);
   double seconds = (bench_now_ns() - start) * 1e-9;
   check_samples(r->dst, r->size, r->name);
+  if (r->fresh) release_new(r);
   return seconds;
 }
 
@@ -227,13 +316,13 @@ static double gb_per_s(int64_t size, double seconds) { return (double)size / sec
 
 static int usage(const char *program) {
   fprintf(stderr, "usage: %s [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]\n"
-                  "  --size: at least 1G unless smaller is asked, a multiple of 1M\n", program);
+                  "  --size: at least 1G unless smaller is asked, a multiple of 64M\n", program);
   return 2;
 }
 
 int main(int argc, char **argv) {
   const char *path = "/var/tmp/rig-bench-io.bin";
-  int64_t size = GIB;
+  int64_t size = 2 * GIB;
   int runs = 3;
   bool keep = false;
   for (int i = 1; i < argc; i++) {
@@ -248,9 +337,16 @@ int main(int argc, char **argv) {
     else
       return usage(argv[0]);
   }
-  if (size <= 0 || size % BLOCK != 0 || runs < 1) return usage(argv[0]);
+  if (size <= 0 || size % (SHARDS * BLOCK) != 0 || runs < 1) return usage(argv[0]);
   if (size < GIB) printf("note: a file under 1 GiB measures the start of each read more than its pace\n");
-  make_file(path, size);
+  make_file(path, 0, size);
+  const int64_t shard_bytes = size / SHARDS;
+  char shard_paths[SHARDS][4096];
+  rig_disk_range_t ranges[SHARDS];
+  for (int k = 0; k < SHARDS; k++) {
+    shard_path(shard_paths[k], sizeof shard_paths[k], path, k);
+    make_file(shard_paths[k], k * (shard_bytes / BLOCK), shard_bytes);
+  }
 
   /* One page-aligned host buffer, pre-faulted, for every reader but io_mem. */
   rig_buffer_t *host = NULL, *on_mem = NULL, *file = NULL;
@@ -263,12 +359,22 @@ int main(int argc, char **argv) {
   BENCH_CHECK(rig_buffer_create(mem, size, RIG_MEMORY_DEVICE, &on_mem));
   BENCH_CHECK(rig_buffer_fill(on_mem, 0));
   BENCH_CHECK(rig_disk_open(path, RIG_DISK_READ, 0, -1, &file));
+  for (int k = 0; k < SHARDS; k++) {
+    ranges[k] = (rig_disk_range_t){.file = NULL, .dst = NULL, .bytes = shard_bytes};
+    BENCH_CHECK(rig_disk_open(shard_paths[k], RIG_DISK_READ, 0, -1, &ranges[k].file));
+    BENCH_CHECK(rig_buffer_view(on_mem, k * shard_bytes, shard_bytes, &ranges[k].dst));
+  }
 
   reader_t readers[] = {
       {.name = "uring", .read = read_by_uring, .dst = dst},
       {.name = "io_host", .read = read_by_rig, .dst = dst, .file = file, .into = host},
       {.name = "io_mem", .read = read_by_rig, .dst = rig_buffer_host(on_mem), .file = file, .into = on_mem},
       {.name = "pread", .read = read_by_pread, .dst = dst},
+      {.name = "new_host", .read = read_into_new_buffer, .file = file, .fresh_on = rig_host(), .fresh = true},
+      {.name = "new_mem", .read = read_into_new_buffer, .file = file, .fresh_on = mem, .fresh = true},
+      {.name = "new_pread", .read = read_by_pread_into_new, .fresh = true},
+      {.name = "shards_serial", .read = read_shards_one_by_one, .dst = rig_buffer_host(on_mem), .ranges = ranges},
+      {.name = "shards_batch", .read = read_shards_in_a_batch, .dst = rig_buffer_host(on_mem), .ranges = ranges},
   };
   enum { READERS = sizeof readers / sizeof readers[0] };
   for (int i = 0; i < READERS; i++) {
@@ -286,7 +392,8 @@ int main(int argc, char **argv) {
       double s = time_read(&readers[i]);
       if (s < readers[i].best_cold_s) readers[i].best_cold_s = s;
     }
-    read_by_pread(&readers[3]); /* the whole file into the page cache */
+    read_into_page_cache(path);
+    for (int k = 0; k < SHARDS; k++) read_into_page_cache(shard_paths[k]);
     for (int i = 0; i < READERS; i++) {
       double s = time_read(&readers[i]);
       if (s < readers[i].best_warm_s) readers[i].best_warm_s = s;
@@ -297,13 +404,25 @@ int main(int argc, char **argv) {
     printf("%s_cold: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_cold_s));
     printf("%s_warm: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_warm_s));
   }
-  const reader_t *base = &readers[0];
+  const reader_t *base = &readers[0], *new_pread = &readers[6];
   for (int i = 1; i <= 2; i++) {
     printf("ratio %s_cold: %.3f\n", readers[i].name, base->best_cold_s / readers[i].best_cold_s);
     printf("ratio %s_warm: %.3f\n", readers[i].name, base->best_warm_s / readers[i].best_warm_s);
   }
+  for (int i = 4; i <= 5; i++) {
+    printf("ratio %s_cold: %.3f\n", readers[i].name, base->best_cold_s / readers[i].best_cold_s);
+    printf("ratio %s_warm_pread: %.3f\n", readers[i].name, new_pread->best_warm_s / readers[i].best_warm_s);
+  }
+  const reader_t *serial = &readers[7], *batch = &readers[8];
+  printf("ratio shards_batch_cold: %.3f\n", serial->best_cold_s / batch->best_cold_s);
+  printf("ratio shards_batch_warm: %.3f\n", serial->best_warm_s / batch->best_warm_s);
 
   close_uring_reader(&readers[0]);
+  for (int k = 0; k < SHARDS; k++) {
+    rig_buffer_unref(ranges[k].dst);
+    rig_buffer_unref(ranges[k].file);
+    if (!keep && unlink(shard_paths[k]) != 0) fprintf(stderr, "removing %s: %s\n", shard_paths[k], strerror(errno));
+  }
   rig_buffer_unref(file);
   rig_buffer_unref(on_mem);
   rig_buffer_unref(host);

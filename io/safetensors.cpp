@@ -1,9 +1,10 @@
 // safetensors files read into device memory (include/rig/safetensors.h):
 // the header read with pread and checked (safetensors_header.hpp), the
-// tensors' bytes copied from a buffer of the io device DISK over the data.
+// tensors' bytes read from a buffer of the io device DISK over the data,
+// all of them in one rig_disk_read_ranges.
 #include "safetensors_header.hpp"
 
-#include "errors.hpp"
+#include "rig_calls.hpp"
 
 #include <rig/disk.h>
 #include <rig/safetensors.h>
@@ -105,20 +106,8 @@ struct Made {
   }
 };
 
-// A buffer reference, released with the scope.
-struct Held {
-  rig_buffer_t *b = nullptr;
-  ~Held() { rig_buffer_unref(b); }
-};
-
-// Throws the error a call of rig's answered, its device and bytes kept.
-void check(rig_status_t s) {
-  if (s == RIG_OK) return;
-  Error e(s, rig_last_error());
-  e.device = rig_error_device();
-  e.bytes = rig_error_bytes();
-  throw e;
-}
+using rig::io::check;
+using rig::io::Held;
 
 // A buffer over the file's data on DISK.
 rig_buffer_t *data_of(const rig_safetensors *st) {
@@ -158,19 +147,13 @@ rig_status_t rig_safetensors_load(rig_safetensors_t *st, rig_device_t *d, rig_me
     for (size_t i = 0; i < n; i++) buffers[i] = nullptr;
     Made made{buffers, n};
     Held data{data_of(st)};
-    std::vector<rig_point_t> done;
+    std::vector<rig_disk_range_t> ranges;
     for (size_t i = 0; i < n; i++) {
       const rig_tensor_info_t &t = st->infos[i];
       check(rig_buffer_create(d, t.bytes, m, &buffers[i]));
-      if (t.bytes == 0) continue;
-      Held part;
-      check(rig_buffer_view(data.b, t.offset - st->data_start, t.bytes, &part.b));
-      rig_box_t row = rig_row(0, 0, t.bytes);
-      rig_point_t p;
-      check(rig_buffer_submit_copy(part.b, buffers[i], &row, 1, nullptr, 0, &p));
-      done.push_back(p);
+      if (t.bytes > 0) ranges.push_back({data.b, t.offset - st->data_start, buffers[i], 0, t.bytes});
     }
-    for (rig_point_t p : done) check(rig_point_wait(p));
+    if (!ranges.empty()) check(rig_disk_read_ranges(ranges.data(), ranges.size()));
     made.kept = true;
     return RIG_OK;
   });

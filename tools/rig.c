@@ -12,6 +12,9 @@
  *                         on the device NAME through the io device DISK,
  *                         showing its progress; --verify compares the
  *                         buffer's bytes with the file's, read by pread
+ *   rig load --safetensors FILE... --device NAME [--arena] [--verify]
+ *                         loads every tensor of each checkpoint onto NAME,
+ *                         printing each tensor and the total rate
  *   rig share [--service PATH] [--device NAME@rigd]
  *                         the service's main job: two processes share a
  *                         buffer of rigd's device (rig_share.c)
@@ -47,6 +50,10 @@ static const char usage_text[] =
     "                    buffer on device NAME (CPU is the host); --verify\n"
     "                    compares the buffer with the file read again; sizes\n"
     "                    take a K, M or G suffix (powers of 1024)\n"
+    "  load --safetensors FILE... --device NAME [--arena] [--verify]\n"
+    "                    load every tensor of each safetensors FILE into a\n"
+    "                    buffer of its own on NAME (--arena: one buffer per\n"
+    "                    file); print each tensor and the total GB/s\n"
     "  share [--service PATH] [--device NAME@rigd]\n"
     "                    two processes share a buffer of rigd's device\n"
     "                    (MEM:0@rigd by default): one fills, one verifies\n"

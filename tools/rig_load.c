@@ -1,35 +1,36 @@
 /* rig load FILE --device NAME [--offset N] [--length N] [--verify]: reads
  * a file (or a range of it) into a new buffer on the device NAME through
  * the io device DISK, showing its progress; --verify compares the buffer's
- * bytes with the file's, read by pread. */
+ * bytes with the file's, read by pread.  With --safetensors, FILE... are
+ * checkpoints whose tensors load as rig_load_safetensors.c says. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "commands.h"
+#include "load_safetensors.h"
+#include "load_verify.h"
 
 #include <rig/disk.h>
 #include <rig/rig.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-/* The bytes each copy of a load moves: small enough that progress moves,
- * large enough that the io device's transfers stay deep. */
-enum { LOAD_CHUNK_BYTES = 64 << 20 };
-
 typedef struct load_options {
-  const char *path;
+  const char **paths; /* in the order given */
+  int path_count;
   const char *device;
   int64_t offset;
   int64_t length; /* -1: to the file's end */
+  bool ranged;    /* --offset or --length given */
   bool verify;
+  bool safetensors;
+  bool arena;
 } load_options_t;
 
 /* A size such as 4096, 64K, 16M or 2G (powers of 1024); false if s is not
@@ -59,9 +60,9 @@ static bool parse_size_option(const char *option, const char *value, int64_t *ou
   return false;
 }
 
-/* 0, or the exit status of a usage error (said on stderr). */
+/* 0, or the exit status of a usage error (said on stderr).  o->paths
+ * holds room for every argument. */
 static int parse_load_options(int argc, char **argv, load_options_t *o) {
-  *o = (load_options_t){.length = -1};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -69,29 +70,31 @@ static int parse_load_options(int argc, char **argv, load_options_t *o) {
       o->device = argv[++i];
     } else if (strcmp(a, "--offset") == 0 && has_value) {
       if (!parse_size_option(a, argv[++i], &o->offset)) return usage_error();
+      o->ranged = true;
     } else if (strcmp(a, "--length") == 0 && has_value) {
       if (!parse_size_option(a, argv[++i], &o->length)) return usage_error();
+      o->ranged = true;
     } else if (strcmp(a, "--verify") == 0) {
       o->verify = true;
-    } else if (a[0] != '-' && !o->path) {
-      o->path = a;
+    } else if (strcmp(a, "--safetensors") == 0) {
+      o->safetensors = true;
+    } else if (strcmp(a, "--arena") == 0) {
+      o->arena = true;
+    } else if (a[0] != '-') {
+      o->paths[o->path_count++] = a;
     } else {
       return bad_argument("load", argc, argv, i);
     }
   }
-  if (o->path && o->device) return 0;
-  fprintf(stderr, "rig load: %s\n", o->path ? "no --device NAME" : "no FILE");
+  const char *wrong = NULL;
+  if (o->path_count == 0) wrong = "no FILE";
+  else if (!o->device) wrong = "no --device NAME";
+  else if (!o->safetensors && o->path_count > 1) wrong = "more than one FILE without --safetensors";
+  else if (!o->safetensors && o->arena) wrong = "--arena takes --safetensors";
+  else if (o->safetensors && o->ranged) wrong = "--safetensors loads whole files: no --offset or --length";
+  if (!wrong) return 0;
+  fprintf(stderr, "rig load: %s\n", wrong);
   return usage_error();
-}
-
-static double seconds_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static double gigabytes_per_second(int64_t bytes, double seconds) {
-  return seconds > 0 ? (double)bytes / seconds / 1e9 : 0.0;
 }
 
 /* The progress line, rewritten in place on a terminal. */
@@ -129,67 +132,10 @@ static bool copy_in_chunks(rig_buffer_t *src, rig_buffer_t *dst, bool progress) 
   return true;
 }
 
-/* Reads n bytes of the file at fd from offset with pread. */
-static bool pread_fully(int fd, uint8_t *out, int64_t n, int64_t offset) {
-  for (int64_t done = 0; done < n;) {
-    ssize_t r = pread(fd, out + done, (size_t)(n - done), offset + done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      fprintf(stderr, "rig: load: reading the file at %" PRId64 ": %s\n", offset + done,
-              r == 0 ? "end of file" : strerror(errno));
-      return false;
-    }
-    done += r;
-  }
-  return true;
-}
-
-/* Compares the buffer b with the file's bytes from offset, read by another
- * path than the load's: pread into host memory, against b's bytes copied
- * back into a host buffer, chunk by chunk. */
-static bool verify_load(const char *path, int64_t offset, rig_buffer_t *b) {
-  int64_t total = rig_buffer_bytes(b);
-  int64_t chunk = total < LOAD_CHUNK_BYTES ? total : LOAD_CHUNK_BYTES;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    fprintf(stderr, "rig: load: %s: %s\n", path, strerror(errno));
-    return false;
-  }
-  uint8_t *expected = malloc(chunk > 0 ? (size_t)chunk : 1);
-  rig_buffer_t *back = NULL;
-  bool ok = expected != NULL &&
-            succeeded(rig_buffer_create(rig_host(), chunk, RIG_MEMORY_DEVICE, &back),
-                      "create a host buffer");
-  if (!expected) fputs("rig: out of memory\n", stderr);
-  for (int64_t at = 0; ok && at < total; at += chunk) {
-    int64_t n = total - at < chunk ? total - at : chunk;
-    rig_buffer_t *part = NULL, *into = NULL;
-    ok = pread_fully(fd, expected, n, offset + at) &&
-         succeeded(rig_buffer_view(b, at, n, &part), "view of the buffer") &&
-         succeeded(rig_buffer_view(back, 0, n, &into), "view of the host buffer") &&
-         succeeded(rig_buffer_copy(part, into), "copy back");
-    const uint8_t *got = rig_buffer_host(back);
-    for (int64_t k = 0; ok && k < n; k++) {
-      if (got[k] != expected[k]) {
-        fprintf(stderr,
-                "rig: load: file byte %" PRId64 " differs: %u in the file, %u in the buffer\n",
-                offset + at + k, expected[k], got[k]);
-        ok = false;
-      }
-    }
-    rig_buffer_unref(into);
-    rig_buffer_unref(part);
-  }
-  rig_buffer_unref(back);
-  free(expected);
-  close(fd);
-  return ok;
-}
-
 static bool run_load(const load_options_t *o, rig_buffer_t **file, rig_buffer_t **buffer) {
   rig_device_t *d = NULL;
   if (!succeeded(rig_open(o->device, NULL, &d), o->device)) return false;
-  if (!succeeded(rig_disk_open(o->path, RIG_DISK_READ, o->offset, o->length, file), "open"))
+  if (!succeeded(rig_disk_open(o->paths[0], RIG_DISK_READ, o->offset, o->length, file), "open"))
     return false;
   int64_t n = rig_buffer_bytes(*file);
   if (!succeeded(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, buffer), "create buffer")) return false;
@@ -200,18 +146,27 @@ static bool run_load(const load_options_t *o, rig_buffer_t **file, rig_buffer_t 
   printf("loaded %" PRId64 " in %.3f s: %.2f GB/s\n", n, seconds, gigabytes_per_second(n, seconds));
   fflush(stdout);
   if (!o->verify) return true;
-  if (!verify_load(o->path, o->offset, *buffer)) return false;
+  if (!verify_load(o->paths[0], o->offset, *buffer)) return false;
   puts("verified");
   return true;
 }
 
 int command_load(int argc, char **argv) {
-  load_options_t o;
-  int usage = parse_load_options(argc, argv, &o);
-  if (usage != 0) return usage;
-  rig_buffer_t *file = NULL, *buffer = NULL;
-  bool ok = run_load(&o, &file, &buffer);
-  rig_buffer_unref(buffer);
-  rig_buffer_unref(file);
-  return ok ? 0 : EXIT_FAILED;
+  load_options_t o = {.paths = calloc(argc > 0 ? (size_t)argc : 1, sizeof(char *)), .length = -1};
+  if (!o.paths) {
+    fputs("rig: out of memory\n", stderr);
+    return EXIT_FAILED;
+  }
+  int status = parse_load_options(argc, argv, &o);
+  if (status == 0 && o.safetensors) {
+    safetensors_load_t st = {o.paths, o.path_count, o.device, o.arena, o.verify};
+    status = load_safetensors(&st) ? 0 : EXIT_FAILED;
+  } else if (status == 0) {
+    rig_buffer_t *file = NULL, *buffer = NULL;
+    status = run_load(&o, &file, &buffer) ? 0 : EXIT_FAILED;
+    rig_buffer_unref(buffer);
+    rig_buffer_unref(file);
+  }
+  free(o.paths);
+  return status;
 }

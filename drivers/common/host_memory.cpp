@@ -8,11 +8,38 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 namespace rig {
+
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Private anonymous pages for a block of bytes.  From a huge page's size on,
+// the mapping starts on a huge page, so that a read into it that asks for
+// transparent huge pages (page_populator.hpp) gets them from its start.
+void *map_private(size_t bytes) {
+  if (bytes < kHugePage) {
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t length = (bytes + page - 1) / page * page;
+  void *raw = mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  auto start = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  // The slack around the aligned range goes back at once.
+  if (aligned > start) munmap(raw, aligned - start);
+  munmap(reinterpret_cast<void *>(aligned + length), start + kHugePage - aligned);
+  return reinterpret_cast<void *>(aligned);
+}
+
+}  // namespace
 
 HostBlock *host_block_alloc(int64_t bytes, size_t small_alignment) {
   const int64_t page = sysconf(_SC_PAGESIZE);
@@ -20,9 +47,7 @@ HostBlock *host_block_alloc(int64_t bytes, size_t small_alignment) {
   if (!b) return nullptr;
   if (bytes >= 65536 && bytes >= 4 * page) {
     void *p = b->bytes >= kSharedBlockMin ? shared_block_map(b->bytes) : nullptr;
-    if (!p) p = mmap(nullptr, b->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) p = nullptr;
-    b->address = p;
+    b->address = p ? p : map_private(b->bytes);
     b->mapped = true;
   } else {
     size_t alignment = bytes >= 128 ? std::max<size_t>(128, small_alignment) : small_alignment;

@@ -44,6 +44,35 @@ rig_status_t rig_disk_device(rig_device_t **out);
 rig_status_t rig_disk_open(const char *path, rig_disk_mode_t mode, int64_t offset, int64_t length,
                            rig_buffer_t **out);
 
+/* One range of a batched read: bytes bytes of file, a buffer on DISK,
+ * from its byte file_offset, into dst (a buffer on any device) from its
+ * byte dst_offset. */
+typedef struct rig_disk_range {
+  rig_buffer_t *file;
+  int64_t file_offset;
+  rig_buffer_t *dst;
+  int64_t dst_offset;
+  int64_t bytes;
+} rig_disk_range_t;
+
+/* Reads ranges[0..count) as one submission: every range is checked before
+ * a byte moves, then the ranges are read at once, spread over the disk's
+ * queue depth (several reads of each in flight, several ranges in flight,
+ * the largest first), each ordered by its buffers' stamps as
+ * rig_buffer_copy of the range orders it; the call returns once every byte
+ * of every range is in place.  Ranges may read any files, a file many
+ * times.  RIG_EINVAL, naming the range's index and its numbers, for a NULL
+ * ranges, a count of 0, a NULL or released file or dst, a file that is not
+ * a buffer on DISK, a dst over its own file's memory, a negative offset or
+ * count, a range past the end of its file or of its dst, or two ranges
+ * whose destination bytes overlap (bytes of one allocation, through any
+ * views); then no byte has moved.  Once the
+ * reads have started, the first error a range answers (RIG_EIO for a file
+ * cut short, naming it; RIG_ELOST; RIG_ENOMEM; as rig_buffer_copy answers)
+ * stops ranges not yet begun and is the call's answer once the ranges in
+ * flight have ended; the bytes of the ranges that ended are in place. */
+rig_status_t rig_disk_read_ranges(const rig_disk_range_t *ranges, size_t count);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

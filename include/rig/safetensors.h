@@ -57,8 +57,9 @@ int64_t rig_safetensors_data_bytes(const rig_safetensors_t *st);
 /* Reads every tensor of st into new memory of kind m on d: buffers[i], for
  * each i below rig_safetensors_count(st), is a buffer of tensor i's bytes
  * (a buffer of 0 bytes for an empty tensor), each owned by the caller.  The
- * reads are submitted together, each ordered by its buffer's stamps, and
- * the call returns once every byte is there.  On an error every buffer made
+ * reads are one rig_disk_read_ranges (rig/disk.h): several tensors read at
+ * once, each ordered by its buffer's stamps, and the call returns once
+ * every byte is there.  On an error every buffer made
  * is released and buffers holds NULLs.  RIG_EINVAL for a NULL argument;
  * RIG_ENOMEM, RIG_EIO (the file cut short, naming it) or RIG_ELOST as
  * rig_buffer_create and rig_buffer_copy answer. */

@@ -15,7 +15,7 @@
  *   PROP-29 MACH-14 MACH-17 STOP-27 ERR-21 RECL-14 RECL-16 RECL-27 RECL-35
  *   RECL-45 BUF-12 BUF-13 BUF-14 BUF-27 BUF-37 BUF-38 BUF-39 BUF-40 BUF-41
  *   BUF-42 BUF-43 BUF-65 BPROP-02 BPROP-09 BPROP-12 HACC-18 COPY-04
- *   COPY-07 COPY-08 COPY-09 COPY-38 COPY-45 COPY-57 COPY-64 COPY-65
+ *   COPY-02 COPY-07 COPY-08 COPY-09 COPY-38 COPY-45 COPY-57 COPY-64 COPY-65
  *   COPY-75 COPY-93 COPY-100 LOW-10 LOW-11 LOW-12 LOW-18 LOW-36
  *
  * Not reached here, and why:
@@ -133,7 +133,7 @@ static const char *io_directory(void) {
   return dir && *dir ? dir : "/var/tmp";
 }
 
-enum { MAX_FILES = 8 };
+enum { MAX_FILES = 24 };
 static char made_files[MAX_FILES][PATH_MAX];
 static int made_file_count;
 
@@ -1125,4 +1125,147 @@ Test(io, a_write_out_of_room_reports_the_bytes_it_wrote) { /* COPY-75 ERR-21 */
   free(now);
   rig_buffer_unref(host);
   rig_buffer_unref(file);
+}
+
+/* ---- Batched reads (rig_disk_read_ranges) ----------------------------- */
+
+/* The range of bytes bytes of file from file_offset into dst at dst_offset. */
+static rig_disk_range_t disk_range(rig_buffer_t *file, int64_t file_offset, rig_buffer_t *dst, int64_t dst_offset,
+                                   int64_t bytes) {
+  return (rig_disk_range_t){file, file_offset, dst, dst_offset, bytes};
+}
+
+enum { SHARDS = 16 };
+
+/* A sharded checkpoint: SHARDS files of sizes around a MiB, odd ones
+ * unaligned, each read whole into its place in one MEM buffer, a range of
+ * the first read again into a host buffer and another into a SIM buffer
+ * (through staging); every byte lands where its range says. */
+Test(io, read_ranges_of_many_files_in_one_call) { /* COPY-04 COPY-57 */
+  rig_buffer_t *files[SHARDS];
+  int64_t sizes[SHARDS], at[SHARDS], total = 0;
+  for (int i = 0; i < SHARDS; i++) {
+    sizes[i] = MIB + (i % 2 ? 4093 * i : 64 * KIB * i);
+    at[i] = total;
+    total += sizes[i] + (i % 3);  /* gaps of 0 to 2 bytes between the shards */
+    files[i] = open_file(make_file(sizes[i], (uint8_t)(20 + i)), RIG_DISK_READ, 0, -1);
+  }
+  rig_buffer_t *mem = create(open_named(memory_device_name), total);
+  rig_buffer_t *host = create(rig_host(), 300 * KIB);
+  rig_buffer_t *sim = create(open_named(sim_device_name), 200 * KIB);
+  CHECK_OK(rig_buffer_fill(mem, 0xEE));
+  rig_disk_range_t ranges[SHARDS + 3];
+  for (int i = 0; i < SHARDS; i++) ranges[i] = disk_range(files[i], 0, mem, at[i], sizes[i]);
+  ranges[SHARDS] = disk_range(files[0], 4097, host, 3, 300 * KIB - 3);
+  ranges[SHARDS + 1] = disk_range(files[1], 0, sim, 0, 200 * KIB);
+  ranges[SHARDS + 2] = disk_range(files[2], 10, host, 0, 0); /* an empty range reads nothing */
+  CHECK_OK(rig_disk_read_ranges(ranges, SHARDS + 3));
+
+  const uint8_t *m = rig_buffer_host(mem);
+  for (int i = 0; i < SHARDS; i++) {
+    EXPECT_PATTERN(m + at[i], sizes[i], 0, (uint8_t)(20 + i), "a shard in the MEM buffer");
+    int64_t gap_end = i + 1 < SHARDS ? at[i + 1] : total;
+    EXPECT_BYTE(m + at[i] + sizes[i], gap_end - at[i] - sizes[i], 0xEE, "the gap after a shard");
+  }
+  EXPECT_PATTERN((const uint8_t *)rig_buffer_host(host) + 3, 300 * KIB - 3, 4097, 20, "a range into host memory");
+  uint8_t *s = buffer_bytes(sim);
+  EXPECT_PATTERN(s, 200 * KIB, 0, 21, "a range into SIM memory");
+  free(s);
+  rig_buffer_unref(sim);
+  rig_buffer_unref(host);
+  rig_buffer_unref(mem);
+  for (int i = 0; i < SHARDS; i++) rig_buffer_unref(files[i]);
+}
+
+/* A range into SIM memory whose earlier fill is still running there: the
+ * read writes after it, and the fill's bytes stay outside the range. */
+Test(io, read_ranges_are_ordered_by_the_destinations_stamps) { /* COPY-02 */
+  rig_device_t *slow = open_with("SIM:44", "latency_us=200000");
+  const int64_t n = 256 * KIB;
+  rig_buffer_t *file = open_file(make_file(n, 31), RIG_DISK_READ, 0, -1);
+  rig_buffer_t *dst = create(slow, 2 * n);
+  rig_point_t filled;
+  CHECK_OK(rig_buffer_submit_fill(dst, 0x5A, NULL, 0, &filled));
+  rig_disk_range_t r = disk_range(file, 0, dst, n / 2, n);
+  CHECK_OK(rig_disk_read_ranges(&r, 1));
+  uint8_t *got = buffer_bytes(dst);
+  EXPECT_BYTE(got, n / 2, 0x5A, "the fill before the range");
+  EXPECT_PATTERN(got + n / 2, n, 0, 31, "the range, written after the fill");
+  EXPECT_BYTE(got + n / 2 + n, n / 2, 0x5A, "the fill after the range");
+  free(got);
+  rig_buffer_unref(dst);
+  rig_buffer_unref(file);
+}
+
+/* call answers RIG_EINVAL with a message that holds text. */
+#define FAILS_INVALID_SAYING(call, text)                                                          \
+  do {                                                                                            \
+    CHECK_FAILS(RIG_EINVAL, call);                                                                \
+    cr_assert(strstr(check_error_copy(), (text)) != NULL, "%s: \"%s\" does not say \"%s\"", #call, \
+              check_error_copy(), (text));                                                        \
+  } while (0)
+
+/* Each wrong batch is refused before a byte of any of its ranges moves. */
+Test(io, read_ranges_refusals) { /* rig/disk.h */
+  const int64_t n = 64 * KIB;
+  rig_buffer_t *file = open_file(make_file(n, 41), RIG_DISK_READ, 0, -1);
+  rig_buffer_t *dst = create(open_named(memory_device_name), 2 * n);
+  rig_buffer_t *not_disk = create(open_named(memory_device_name), n);
+  rig_buffer_t *first_half = view(dst, 0, n), *middle = view(dst, n / 2, n);
+  CHECK_OK(rig_buffer_fill(dst, 0));
+  rig_disk_range_t good = disk_range(file, 0, dst, n, n);
+
+  FAILS_INVALID_SAYING(rig_disk_read_ranges(&good, 0), "count is 0");
+  FAILS_INVALID_SAYING(rig_disk_read_ranges(NULL, 1), "ranges is NULL");
+  struct {
+    rig_disk_range_t bad;
+    const char *said;
+  } cases[] = {
+      {disk_range(NULL, 0, dst, 0, 1), "range 1's file"},
+      {disk_range(file, 0, NULL, 0, 1), "range 1's dst"},
+      {disk_range(not_disk, 0, dst, 0, 1), "not on DISK"},
+      {disk_range(file, 0, file, 100, 1), "memory of its own file"},
+      {disk_range(file, -1, dst, 0, 1), "file_offset -1"},
+      {disk_range(file, 0, dst, 0, -5), "bytes -5"},
+      {disk_range(file, n - 10, dst, 0, 11), "past the end of its file's 65536 bytes"},
+      {disk_range(file, 0, dst, 2 * n - 10, 11), "past the end of its dst's 131072 bytes"},
+      {disk_range(file, INT64_MAX, dst, 0, 1), "past the end of its file's"},
+      /* Overlapping good's bytes [n, 2n) of the allocation through a view. */
+      {disk_range(file, 0, middle, n / 2 + 1, 10), "range 0 and range 1 write overlapping bytes"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rig_disk_range_t pair[2] = {good, cases[i].bad};
+    FAILS_INVALID_SAYING(rig_disk_read_ranges(pair, 2), cases[i].said);
+    uint8_t *got = buffer_bytes(dst);
+    EXPECT_BYTE(got, 2 * n, 0, "dst after a refused batch");
+    free(got);
+  }
+  /* Two views of one buffer that meet without sharing a byte are fine. */
+  rig_disk_range_t apart[2] = {disk_range(file, 0, first_half, 0, n), disk_range(file, 0, middle, n / 2, n / 2)};
+  CHECK_OK(rig_disk_read_ranges(apart, 2));
+  uint8_t *got = buffer_bytes(dst);
+  EXPECT_PATTERN(got, n, 0, 41, "the first view's range");
+  EXPECT_PATTERN(got + n, n / 2, 0, 41, "the second view's range");
+  free(got);
+  rig_buffer_t *made[] = {middle, first_half, not_disk, dst, file};
+  for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) rig_buffer_unref(made[i]);
+}
+
+/* A file cut short after the batch was made: RIG_EIO naming it, and the
+ * disk serves on (the bytes of the whole file ranges are in place). */
+Test(io, read_ranges_of_a_truncated_file_answer_eio) { /* COPY-08 COPY-75 ERR-21 */
+  const int64_t n = MIB;
+  const char *cut = make_file(n, 51);
+  rig_buffer_t *whole = open_file(make_file(n, 52), RIG_DISK_READ, 0, -1);
+  rig_buffer_t *file = open_file(cut, RIG_DISK_READ, 0, -1);
+  cr_assert(truncate(cut, 100 * KIB) == 0, "truncate: %s", strerror(errno));
+  rig_buffer_t *dst = create(rig_host(), 2 * n);
+  rig_disk_range_t ranges[2] = {disk_range(whole, 0, dst, 0, n), disk_range(file, 0, dst, n, n)};
+  FAILS_EIO_SAYING(EIO, rig_disk_read_ranges(ranges, 2), cut, "cut short");
+  cr_assert(rig_lost(disk_device()) == NULL, "an io error lost DISK");
+  CHECK_OK(rig_disk_read_ranges(ranges, 1));
+  EXPECT_PATTERN((const uint8_t *)rig_buffer_host(dst), n, 0, 52, "the file that is whole");
+  rig_buffer_unref(dst);
+  rig_buffer_unref(file);
+  rig_buffer_unref(whole);
 }

@@ -18,13 +18,16 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -630,4 +633,86 @@ Test(io_engine, options_are_checked) {
   options.staging_buffers = 0;
   cr_assert(refused(options));
   cr_assert(!refused(UringEngine::Options{}));
+}
+
+namespace {
+
+// Fresh anonymous memory of n bytes (a multiple of 2 MiB) starting on a
+// huge page, none of it touched yet.
+struct NewMemory {
+  explicit NewMemory(size_t n) : n(n) {
+    raw = mmap(nullptr, n + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(raw != MAP_FAILED, "mmap: %s", std::strerror(errno));
+    bytes = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) / kHuge * kHuge);
+  }
+  ~NewMemory() { munmap(raw, n + kHuge); }
+  // The pages of [at, at + len) that are resident.
+  size_t resident_pages(size_t at, size_t len) const {
+    std::vector<unsigned char> v(len / 4096);
+    cr_assert_eq(mincore(bytes + at, len, v.data()), 0, "mincore: %s", std::strerror(errno));
+    return size_t(std::count_if(v.begin(), v.end(), [](unsigned char r) { return (r & 1) != 0; }));
+  }
+  // AnonHugePages of the mapping that holds bytes, in kB (/proc/self/smaps).
+  long huge_kb() const {
+    FILE *smaps = std::fopen("/proc/self/smaps", "r");
+    cr_assert(smaps != nullptr);
+    char line[512];
+    bool inside = false;
+    long kb = 0;
+    const auto at = reinterpret_cast<uintptr_t>(bytes);
+    while (std::fgets(line, sizeof line, smaps)) {
+      unsigned long start, end;
+      if (std::sscanf(line, "%lx-%lx ", &start, &end) == 2) inside = start <= at && at < end;
+      long value;
+      if (inside && std::sscanf(line, "AnonHugePages: %ld kB", &value) == 1) kb += value;
+    }
+    std::fclose(smaps);
+    return kb;
+  }
+  static constexpr size_t kHuge = size_t{2} << 20;
+  size_t n;
+  void *raw;
+  char *bytes;
+};
+
+// Whether the system gives transparent huge pages to memory that asks.
+bool huge_pages_on_request() {
+  FILE *f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return false;
+  char text[128] = {};
+  const bool read = std::fgets(text, sizeof text, f) != nullptr;
+  std::fclose(f);
+  return read && std::strstr(text, "[never]") == nullptr;
+}
+
+}  // namespace
+
+// A read from the disk into new memory asks for huge pages on it (page
+// faults of 2 MiB, a few long O_DIRECT segments), populated ahead.
+Test(io_engine, a_cold_read_into_new_memory_takes_huge_pages) { /* COPY-04 */
+  if (!huge_pages_on_request()) cr_skip_test("the system gives no transparent huge pages");
+  const int64_t n = 32 << 20;
+  TestFile f(n);
+  if (!f.direct_supported()) cr_skip_test("the file system refuses O_DIRECT: reads go through the page cache");
+  NewMemory dst(size_t(n) + NewMemory::kHuge);
+  UringEngine engine;
+  cr_assert_eq(engine.read(f.region(0, n), 0, dst.bytes, n), n);
+  cr_assert_eq(first_mismatch(dst.bytes, 0, n, f.seed()), -1);
+  cr_assert_gt(dst.huge_kb(), 0, "no huge page under a cold read of 32 MiB into new memory");
+}
+
+// The pages populated ahead are the destination's: memory past it stays
+// untouched, and a read into part of a mapping leaves the rest alone.
+Test(io_engine, pages_populated_ahead_stay_within_the_destination) { /* COPY-04 */
+  const int64_t n = 24 << 20;
+  TestFile f(n);
+  NewMemory dst(64 << 20);
+  UringEngine engine;
+  const size_t at = 4 << 20;
+  cr_assert_eq(engine.read(f.region(0, n), 0, dst.bytes + at, n), n);
+  cr_assert_eq(first_mismatch(dst.bytes + at, 0, n, f.seed()), -1);
+  cr_assert_eq(dst.resident_pages(0, at), 0, "pages before the destination were touched");
+  cr_assert_eq(dst.resident_pages(at + size_t(n), (64 << 20) - at - size_t(n)), 0,
+               "pages after the destination were touched");
+  cr_assert_eq(dst.resident_pages(at, size_t(n)), size_t(n) / 4096);
 }

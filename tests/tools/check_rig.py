@@ -8,6 +8,7 @@ what its help and rig.h state.
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -251,6 +252,111 @@ def check_load_errors(rig):
             expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
 
 
+TENSOR_LINE = re.compile(r"^  (\S+) (\S+) \[([0-9, ]*)\] (\d+) bytes$")
+SAFETENSORS_LOADED = re.compile(r"^loaded (\d+) bytes of (\d+) tensors from (\d+) files "
+                                r"in \d+\.\d+ s: \d+\.\d+ GB/s$")
+
+
+def tensor_bytes(seed, n):
+    """n bytes that differ from their neighbours, different per seed."""
+    return bytes((i * 7 + seed * 31 + (i >> 12) * 13) & 0xFF for i in range(n))
+
+
+def write_safetensors(path, tensors, header=None, cut=0):
+    """A safetensors file of tensors (name, dtype, shape, bytes), their
+    bytes one after another; header replaces the JSON text, cut drops
+    bytes from the end."""
+    entries, offset = {}, 0
+    for name, dtype, shape, data in tensors:
+        entries[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+    text = header if header is not None else json.dumps(entries).encode()
+    whole = struct.pack("<Q", len(text)) + text + b"".join(t[3] for t in tensors)
+    with open(path, "wb") as f:
+        f.write(whole[:len(whole) - cut])
+    return path
+
+
+def checkpoint_shards(directory):
+    """Two shards: one whose data starts unaligned, with a tensor of odd
+    size before a large one (a part of it O_DIRECT can read) and an empty
+    tensor; one of a 4-byte dtype whose header pads the data onto 8 bytes."""
+    first = [("embed.weight", "U8", [4097], tensor_bytes(1, 4097)),
+             ("empty.bias", "F32", [0, 3], b""),
+             ("layer.weight", "BF16", [1024, 1536], tensor_bytes(2, 1024 * 1536 * 2))]
+    second = [("head.weight", "F32", [64, 1000], tensor_bytes(3, 64 * 1000 * 4)),
+              ("head.bias", "I64", [7], tensor_bytes(4, 56))]
+    paths = [write_safetensors(os.path.join(directory, "model-1.safetensors"), first),
+             write_safetensors(os.path.join(directory, "model-2.safetensors"), second)]
+    return paths, first + second
+
+
+def check_safetensors_output(args, out, tensors, files):
+    """The per-file and per-tensor lines and the total, then 'verified'."""
+    lines = out.splitlines()
+    expect(lines and lines[-1] == "verified", f"rig {' '.join(args)}: last line not 'verified' in {lines!r}")
+    total = SAFETENSORS_LOADED.match(lines[-2]) if len(lines) >= 2 else None
+    expect(total, f"rig {' '.join(args)}: no total line in {lines!r}")
+    size = sum(len(t[3]) for t in tensors)
+    expect((int(total.group(1)), int(total.group(2)), int(total.group(3))) == (size, len(tensors), files),
+           f"rig {' '.join(args)}: total {lines[-2]!r}, not {size} bytes of {len(tensors)} tensors")
+    printed = [TENSOR_LINE.match(line) for line in lines if line.startswith("  ")]
+    expect(all(printed), f"rig {' '.join(args)}: a tensor line is malformed in {lines!r}")
+    seen = {(m.group(1), m.group(2), m.group(3), int(m.group(4))) for m in printed}
+    wanted = {(n, d, ", ".join(map(str, sh)), len(b)) for n, d, sh, b in tensors}
+    expect(seen == wanted, f"rig {' '.join(args)} printed tensors {sorted(seen)}, not {sorted(wanted)}")
+
+
+def check_load_safetensors(rig):
+    """`rig load --safetensors --verify` of a checkpoint of two shards, a
+    buffer per tensor and an arena per file, onto MEM:0 and SIM:0."""
+    with tempfile.TemporaryDirectory() as directory:
+        paths, tensors = checkpoint_shards(directory)
+        for device in ("MEM:0", "SIM:0", "CPU"):
+            for extra in ([], ["--arena"]):
+                args = ["load", "--safetensors", *paths, "--device", device, "--verify", *extra]
+                check_safetensors_output(args, run_rig_ok(rig, *args), tensors, len(paths))
+
+
+def check_load_safetensors_errors(rig):
+    """Malformed checkpoints are refused with RIG_EIO, naming the file and
+    what is wrong, before anything loads or prints; usage errors exit 2."""
+    with tempfile.TemporaryDirectory() as directory:
+        good, tensors = checkpoint_shards(directory)
+        one = [tensors[0]]
+        lying = json.dumps({"embed.weight": {"dtype": "U8", "shape": [4097],
+                                             "data_offsets": [0, 8192]}}).encode()
+        cases = [
+            (write_safetensors(os.path.join(directory, "cut.safetensors"), one, cut=100),
+             "the file holds"),
+            (write_safetensors(os.path.join(directory, "lies.safetensors"), one, header=lying),
+             "data_offsets"),
+            (write_safetensors(os.path.join(directory, "cut-json.safetensors"), one,
+                               header=b"{" + b" " * 10), "not JSON"),
+            (write_safetensors(os.path.join(directory, "not-json.safetensors"), one, header=b"[1, 2]"),
+             "object"),
+        ]
+        # A header count past the file's end.
+        big = os.path.join(directory, "count.safetensors")
+        with open(big, "wb") as f:
+            f.write(struct.pack("<Q", 1 << 40) + b"{}")
+        cases.append((big, "does not fit"))
+        for path, said in cases:
+            args = ["load", "--safetensors", good[0], path, "--device", "MEM:0", "--verify"]
+            status, out, err = run_rig(rig, *args)
+            expect(status == 1, f"rig {' '.join(args)} exited {status}, not 1")
+            expect("RIG_EIO" in err and path in err and said in err,
+                   f"rig {' '.join(args)}: stderr {err!r} does not name RIG_EIO, the file and {said!r}")
+            expect(out == "", f"rig {' '.join(args)} wrote {out!r} on stdout")
+        for args in (["load", "--safetensors", "--device", "MEM:0"],
+                     ["load", good[0], good[1], "--device", "MEM:0"],
+                     ["load", good[0], "--device", "MEM:0", "--arena"],
+                     ["load", "--safetensors", good[0], "--device", "MEM:0", "--offset", "4K"]):
+            status, out, err = run_rig(rig, *args)
+            expect(status == 2 and "usage:" in err and out == "",
+                   f"rig {' '.join(args)} exited {status}, stderr {err!r}")
+
+
 def check_share(rig):
     """The service's main job through the rigd of the test fixture
     (RIG_SERVICE): two processes share a buffer, each prints what it saw
@@ -312,6 +418,8 @@ CHECKS = {
     "load_mem": check_load_mem,
     "load_sim": check_load_sim,
     "load_errors": check_load_errors,
+    "load_safetensors": check_load_safetensors,
+    "load_safetensors_errors": check_load_safetensors_errors,
 }
 
 

@@ -48,6 +48,7 @@ from .errors import (
 )
 from .local import LocalKey, fail, failure
 from .run import CopyPart, FillPart, Function, Image, Launch, Ref, Run, Submission, Words
+from .safetensors import Safetensors, Tensor, TensorHeader, load_safetensors
 from .service import Machine, connect, import_fd, import_token, share, share_fd
 
 __version__ = "0.1.0"

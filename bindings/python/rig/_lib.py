@@ -19,6 +19,7 @@ from ._types import (
     Point,
     ServiceOptions,
     SubmissionOptions,
+    TensorInfo,
     access_fn,
     local_drop_fn,
     local_init_fn,
@@ -194,6 +195,14 @@ _PROTOTYPES = {
     # disk.h
     "rig_disk_device": (c_int, [P(c_void_p)]),
     "rig_disk_open": (c_int, [c_char_p, c_int, c_int64, c_int64, P(c_void_p)]),
+    # safetensors.h
+    "rig_safetensors_open": (c_int, [c_char_p, P(c_void_p)]),
+    "rig_safetensors_close": (None, [c_void_p]),
+    "rig_safetensors_count": (c_size_t, [c_void_p]),
+    "rig_safetensors_tensor": (P(TensorInfo), [c_void_p, c_size_t]),
+    "rig_safetensors_data_bytes": (c_int64, [c_void_p]),
+    "rig_safetensors_load": (c_int, [c_void_p, c_void_p, c_int, P(c_void_p)]),
+    "rig_safetensors_load_arena": (c_int, [c_void_p, c_void_p, c_int, P(c_void_p), P(c_void_p)]),
     # service.h
     "rig_service_connect": (c_int, [P(ServiceOptions), P(c_void_p)]),
     "rig_machine_name": (c_char_p, [c_void_p]),

@@ -116,6 +116,19 @@ class Dma(ctypes.Structure):
     ]
 
 
+class TensorInfo(ctypes.Structure):
+    """rig_tensor_info_t (safetensors.h)."""
+
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("dtype", ctypes.c_char_p),
+        ("shape", ctypes.POINTER(c_int64)),
+        ("rank", ctypes.c_size_t),
+        ("offset", c_int64),
+        ("bytes", c_int64),
+    ]
+
+
 class Operand(ctypes.Structure):
     _fields_ = [("slot", ctypes.c_uint32), ("fixed", c_void_p)]
 

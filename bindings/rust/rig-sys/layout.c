@@ -57,6 +57,11 @@ int main(void) {
   OFFSET(rig_submission_options_t, keep_context);
   SIZE(rig_service_options_t);
   OFFSET(rig_service_options_t, socket);
+  SIZE(rig_disk_range_t);
+  OFFSET(rig_disk_range_t, file_offset);
+  OFFSET(rig_disk_range_t, dst);
+  OFFSET(rig_disk_range_t, dst_offset);
+  OFFSET(rig_disk_range_t, bytes);
   SIZE(rig_status_t);
   SIZE(rig_memory_t);
   SIZE(sig_atomic_t);

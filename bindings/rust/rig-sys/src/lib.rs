@@ -226,6 +226,16 @@ pub struct rig_service_options_t {
     pub socket: *const c_char,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rig_disk_range_t {
+    pub file: *mut rig_buffer_t,
+    pub file_offset: i64,
+    pub dst: *mut rig_buffer_t,
+    pub dst_offset: i64,
+    pub bytes: i64,
+}
+
 extern "C" {
     // rig.h: version and errors
     pub fn rig_version() -> c_int;
@@ -392,6 +402,7 @@ extern "C" {
     pub fn rig_disk_open(
         path: *const c_char, mode: rig_disk_mode_t, offset: i64, length: i64, out: *mut *mut rig_buffer_t,
     ) -> rig_status_t;
+    pub fn rig_disk_read_ranges(ranges: *const rig_disk_range_t, count: usize) -> rig_status_t;
 
     // service.h
     pub fn rig_service_connect(opts: *const rig_service_options_t, machine: *mut *mut rig_machine_t)

@@ -67,6 +67,11 @@ fn structs_match_the_headers() {
     assert_eq!(offset!(rig_submission_options_t, keep_context), c::OFFSET_rig_submission_options_t_keep_context);
     same_layout!(rig_service_options_t, c::SIZE_rig_service_options_t, c::ALIGN_rig_service_options_t);
     assert_eq!(offset!(rig_service_options_t, socket), c::OFFSET_rig_service_options_t_socket);
+    same_layout!(rig_disk_range_t, c::SIZE_rig_disk_range_t, c::ALIGN_rig_disk_range_t);
+    assert_eq!(offset!(rig_disk_range_t, file_offset), c::OFFSET_rig_disk_range_t_file_offset);
+    assert_eq!(offset!(rig_disk_range_t, dst), c::OFFSET_rig_disk_range_t_dst);
+    assert_eq!(offset!(rig_disk_range_t, dst_offset), c::OFFSET_rig_disk_range_t_dst_offset);
+    assert_eq!(offset!(rig_disk_range_t, bytes), c::OFFSET_rig_disk_range_t_bytes);
     same_layout!(rig_status_t, c::SIZE_rig_status_t, c::ALIGN_rig_status_t);
     same_layout!(rig_memory_t, c::SIZE_rig_memory_t, c::ALIGN_rig_memory_t);
     same_layout!(sig_atomic_t, c::SIZE_sig_atomic_t, c::ALIGN_sig_atomic_t);
