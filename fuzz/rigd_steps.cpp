@@ -62,7 +62,11 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_IMAGE_ENTRY) ||
                     (c.status == RIG_OK && e.opcode == RIG_PROXY_OP_LOADED));
   if (code_request && on_proxy && e.payload_bytes < sizeof(rig_proxy_code)) RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
-  if (e.flags != 0 || e.reserved != 0 || e.opcode > RIG_PROXY_OP_LOADED) {
+  // An OPEN's payload may start with a rig_proxy_code (RIG_PROXY_OPEN_WHY).
+  bool open_why = e.opcode == RIG_PROXY_OP_OPEN && e.flags == RIG_PROXY_OPEN_WHY;
+  uint64_t code_bytes = open_why ? sizeof(rig_proxy_code) : 0;
+  uint64_t config_bytes = e.payload_bytes >= code_bytes ? e.payload_bytes - code_bytes : 0;
+  if ((e.flags != 0 && !open_why) || e.reserved != 0 || e.opcode > RIG_PROXY_OP_LOADED) {
     RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
     return;
   }
@@ -72,7 +76,7 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
   bool opening = e.opcode == RIG_PROXY_OP_OPEN && e.device < served().size();
   if (opening && proxies.size() == proxy_limit)
     RIGD_FUZZ_CHECK(c.status == RIG_EOPEN);
-  else if (!opening || (e.payload_bytes == 0 && !configured.count(e.device)))
+  else if (!opening || (config_bytes == 0 && !configured.count(e.device)))
     RIGD_FUZZ_CHECK(c.status != RIG_EOPEN);
   if (e.opcode == RIG_PROXY_OP_HANDOVER) RIGD_FUZZ_CHECK(c.status != RIG_OK);
   // A failed proxy runs no more hand-overs.
@@ -104,7 +108,7 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
     case RIG_PROXY_OP_OPEN:
       RIGD_FUZZ_CHECK(e.device < served().size() && c.value == proxies.size());
       proxies.push_back({e.args[0]});
-      if (e.payload_bytes != 0) configured.insert(e.device);
+      if (config_bytes != 0) configured.insert(e.device);
       break;
     case RIG_PROXY_OP_ALLOC:
       RIGD_FUZZ_CHECK(on_proxy);
@@ -173,6 +177,12 @@ bool Steps::next(rig_proxy_entry &e) {
       e.opcode = RIG_PROXY_OP_OPEN;
       e.device = in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(served().size()));
       e.args[0] = in_.ConsumeBool() ? in_.ConsumeIntegralInRange<uint64_t>(0, 3) : in_.ConsumeIntegral<uint64_t>();
+      // As librig opens: room for why rigd refuses, perhaps too little.
+      if (in_.ConsumeBool()) {
+        e.flags = RIG_PROXY_OPEN_WHY;
+        e.payload_bytes = static_cast<uint32_t>(sizeof(rig_proxy_code)) - in_.ConsumeIntegralInRange<uint32_t>(0, 1);
+        e.payload_offset = in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(arena_bytes - e.payload_bytes));
+      }
       break;
     case 3:
       e.opcode = RIG_PROXY_OP_ALLOC;

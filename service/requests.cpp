@@ -18,7 +18,8 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
   answer = {};
   answer.tag = entry.tag;
   answer.status = RIG_EINVAL;
-  if (entry.flags != 0 || entry.reserved != 0) return true;
+  bool flags_known = entry.flags == 0 || (entry.opcode == RIG_PROXY_OP_OPEN && entry.flags == RIG_PROXY_OPEN_WHY);
+  if (!flags_known || entry.reserved != 0) return true;
   bool on_proxy = entry.device < proxies_.size();
   switch (entry.opcode) {
     case RIG_PROXY_OP_NOP:
@@ -106,28 +107,26 @@ void Requests::tell(const rig_proxy_entry &entry, const std::string &why) {
 
 rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   if (entry.device >= served_.size()) return RIG_EINVAL;
-  if (proxies_.size() == proxy_limit_) return RIG_EOPEN;
+  if (proxies_.size() == proxy_limit_)
+    return refuse_open(entry, "the client has the " + std::to_string(proxy_limit_) +
+                                  " proxies its completion segment has words for");
   // Values past 2^47 are beyond any timeline's (rig_point_t).
   if (entry.args[0] >= uint64_t{1} << 47) return RIG_EINVAL;
-  std::string config;
-  if (entry.payload_bytes > max_config_bytes) return RIG_EINVAL;
-  config.resize(entry.payload_bytes);
-  if (!payload_.copy_out(entry.payload_offset, std::as_writable_bytes(std::span(config))) ||
+  uint64_t code = entry.flags & RIG_PROXY_OPEN_WHY ? sizeof(rig_proxy_code) : 0;
+  if (entry.payload_bytes < code || entry.payload_bytes - code > max_config_bytes) return RIG_EINVAL;
+  std::string config(entry.payload_bytes - code, '\0');
+  if (!payload_.copy_out(entry.payload_offset + code, std::as_writable_bytes(std::span(config))) ||
       config.find('\0') != std::string::npos)
     return RIG_EINVAL;
-  std::string knob = test_knob_in(config);
-  if (!knob.empty() && !policy_.test_knobs) {
-    log_refusal("refused an open setting the test knob " + knob + " (test_knobs = allow admits it)");
-    return RIG_EOPEN;
-  }
-  if (std::string refused = objects_.account().take(Held::proxies, 1); !refused.empty()) {
-    log_refusal("refused an open of client " + std::to_string(client_) + ": " + refused);
-    return RIG_EOPEN;
-  }
-  std::shared_ptr<Instance> instance = instance_for(entry.device, config);
+  if (std::string knob = test_knob_in(config); !knob.empty() && !policy_.test_knobs)
+    return refuse_open(entry, "rigd's policy refuses the test knob " + knob + " (test_knobs = allow admits it)");
+  if (std::string refused = objects_.account().take(Held::proxies, 1); !refused.empty())
+    return refuse_open(entry, refused);
+  std::string why;
+  std::shared_ptr<Instance> instance = instance_for(entry.device, config, &why);
   if (!instance) {
     objects_.account().give(Held::proxies, 1);
-    return RIG_EOPEN;
+    return refuse_open(entry, why);
   }
   // A client's budget never passes its quota.
   if (int64_t quota = policy_.quota_bytes(); quota > 0 && rig_budget(instance->device()) > quota)
@@ -139,16 +138,28 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
   return RIG_OK;
 }
 
-std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::string &config) {
-  std::string why;
+rig_status_t Requests::refuse_open(const rig_proxy_entry &entry, const std::string &why) {
+  log_refusal("refused an open of client " + std::to_string(client_) + ": " + why);
+  if ((entry.flags & RIG_PROXY_OPEN_WHY) && entry.payload_bytes >= sizeof(rig_proxy_code)) tell(entry, why);
+  return RIG_EOPEN;
+}
+
+std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::string &config, std::string *why) {
+  const std::string &name = served_.records()[device].name;
   std::optional<InstanceConfig> opening =
-      instance_config(served_.records()[device].name, config, policy_.cuda_contexts, user_, client_, &why);
+      instance_config(name, config, policy_.cuda_contexts, user_, client_, why);
   if (!opening) return nullptr;
   std::shared_ptr<Instance> &current = current_[device];
   // The client's proxies of a device share its instance while it lives;
   // one opened with other configuration would be another device.
-  if (current && !rig_lost(current->device())) return opening->config == current->config() ? current : nullptr;
+  if (current && !rig_lost(current->device())) {
+    if (opening->config == current->config()) return current;
+    *why = "the client's instance of " + std::string(name) + " is open with the configuration \"" +
+           current->config() + "\", not \"" + opening->config + "\"";
+    return nullptr;
+  }
   current = served_.open_instance(device, opening->config, opening->reusable);
+  if (!current) *why = rig_last_error();
   return current;
 }
 

@@ -66,11 +66,14 @@ class Requests {
   // Writes why into the rig_proxy_code at the start of the entry's payload.
   void tell(const rig_proxy_entry &entry, const std::string &why);
   rig_status_t open(const rig_proxy_entry &entry, rig_proxy_completion &answer);
+  // Logs why rigd refuses an OPEN, writes it into the entry's
+  // rig_proxy_code where its flags say it has one, and answers RIG_EOPEN.
+  rig_status_t refuse_open(const rig_proxy_entry &entry, const std::string &why);
   // The instance of served device `device` for a new proxy opened with
   // config: the client's current one while it is not lost, else a new one
-  // (in the CUDA context of the client's trust domain); NULL where it does
-  // not open, or the current one has other config.
-  std::shared_ptr<Instance> instance_for(size_t device, const std::string &config);
+  // (in the CUDA context of the client's trust domain); NULL, with *why,
+  // where it does not open, or the current one has other config.
+  std::shared_ptr<Instance> instance_for(size_t device, const std::string &config, std::string *why);
   rig_status_t alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t map_peer(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t hand_over(const rig_proxy_entry &entry);

@@ -89,7 +89,11 @@ enum rig_proxy_opcode {
                                  the payload's bytes (at most 4096, no NUL) as its
                                  rig_open configuration; its proxies share it while it
                                  is not lost.  RIG_EOPEN where the instance does not
-                                 open, or the live one has another configuration */
+                                 open, the live one has another configuration, or a
+                                 policy or limit of rigd's refuses it; with the
+                                 entry's flag RIG_PROXY_OPEN_WHY the payload is a
+                                 rig_proxy_code, where rigd writes why, then the
+                                 configuration */
   RIG_PROXY_OP_ALLOC = 2,     /* args[0] a rig_memory_t, args[1] the bytes; value: the
                                  handle; RIG_ENOMEM past the client's quota
                                  (quota_bytes) or its user's, why in a payload of
@@ -170,6 +174,9 @@ struct rig_proxy_code {
 
 /* IMAGE_ENTRY's completion flags. */
 enum rig_proxy_entry_flag { RIG_PROXY_ENTRY_ADDRESS = 1 };
+
+/* An OPEN entry's flags: its payload starts with a rig_proxy_code. */
+enum rig_proxy_open_flag { RIG_PROXY_OPEN_WHY = 1 };
 
 /* A launch's parameters are this many bytes at most. */
 #define RIG_PROXY_MAX_PARAM_BYTES 32768u
@@ -269,7 +276,7 @@ RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_ref) == sizeof(struct rig_proxy_
  * are zero. */
 struct rig_proxy_entry {
   uint16_t opcode;         /* enum rig_proxy_opcode */
-  uint16_t flags;          /* zero: no flag is defined yet */
+  uint16_t flags;          /* OPEN: rig_proxy_open_flag; otherwise zero */
   uint32_t device;         /* OPEN: a served device's index; otherwise a proxy's */
   uint64_t tag;            /* the client's, echoed in the completion */
   uint64_t args[4];        /* the request's arguments (enum rig_proxy_opcode) */

@@ -156,24 +156,26 @@ class ProxyDriver : public Driver {
     if (served < 0) throw std::runtime_error("rigd at " + link->path() + " serves no device named " + served_name);
     rig_proxy_entry e{};
     e.opcode = RIG_PROXY_OP_OPEN;
+    e.flags = RIG_PROXY_OPEN_WHY;
     e.device = static_cast<uint32_t>(served);
     e.args[0] = start;
+    // The payload: where rigd says why it refuses, then the configuration.
+    std::vector<std::byte> payload(sizeof(rig_proxy_code) + config.size());
+    std::memcpy(payload.data() + sizeof(rig_proxy_code), config.data(), config.size());
+    rig_proxy_code reply{};
     rig_proxy_completion answer;
     try {
       // rigd opens the client's instance of the device with the config.
-      answer = link->request(e, std::as_bytes(std::span(config)));
+      answer = link->request(e, payload, std::as_writable_bytes(std::span(&reply, 1)));
     } catch (const LinkLost &lost) {
       throw std::runtime_error(lost.what());
     }
-    if (answer.status != RIG_OK || answer.value >= link->words())
+    if (answer.status != RIG_OK || answer.value >= link->words()) {
+      std::string refused(reply.why, strnlen(reply.why, sizeof reply.why));
       throw std::runtime_error("rigd refused a proxy of " + served_name + " (" +
                                rig_status_name(static_cast<rig_status_t>(answer.status)) + ")" +
-                               (answer.status == RIG_EOPEN ? ": it could not open an instance of the device with that "
-                                                             "configuration, its policy refuses a test knob the "
-                                                             "configuration sets (rigd(8), test_knobs), or it serves "
-                                                             "no more proxies to this process or its user "
-                                                             "(rigd(8), LIMITS: proxies, proxies_per_user)"
-                                                           : ""));
+                               (refused.empty() ? "" : ": " + refused));
+    }
     return std::make_unique<ProxyDevice>(link, static_cast<uint32_t>(served), static_cast<uint32_t>(answer.value),
                                          start);
   }

@@ -572,8 +572,9 @@ Test(clients, a_lost_machines_unused_proxies_all_report_lost, .timeout = 60) {
 
 /* rigd(8), test_knobs: an open of SIM:0@rigd that sets a device knob that
  * exists for tests (latency_us, hang_ms, fault_at, budget) answers
- * RIG_EOPEN where rigd's policy does not allow them, as by default, and
- * an open without one succeeds; with test_knobs = allow the open with the
+ * RIG_EOPEN where rigd's policy does not allow them, as by default, with
+ * rig_last_error naming the knob and the policy's key, and an open without
+ * one succeeds; with test_knobs = allow the open with the
  * knob succeeds. */
 Test(clients, test_knobs_are_refused_unless_the_policy_allows_them, .timeout = 60) {
   // A client a configuration: a client's instance of a device has one.
@@ -584,6 +585,10 @@ Test(clients, test_knobs_are_refused_unless_the_policy_allows_them, .timeout = 6
       rig_device_t *d = nullptr;
       rig_status_t status = rig_open("SIM:0@rigd", &options, &d);
       require(status == expected, "an open with %s answers %s", config, rig_status_name(status));
+      // A refusal says why: the policy's key and the test knob refused.
+      require(status == RIG_OK ||
+                  (std::strstr(rig_last_error(), "test_knobs") && std::strstr(rig_last_error(), "the test knob")),
+              "the refusal of %s: %s", config, rig_last_error());
       return 0;
     });
     return ended_cleanly(await_client(client, client_end_s));
