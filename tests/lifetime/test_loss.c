@@ -575,8 +575,9 @@ Test(loss, a_child_of_fork_loses_the_driver_devices_it_inherited) {
   cr_assert_eq(waitpid(child, &status, 0), child);
   cr_assert(WIFEXITED(status), "the child ended by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   int failed = WEXITSTATUS(status);
-  cr_assert(failed == 0, "in the child: %s",
-            failed < (int)(sizeof child_checks / sizeof child_checks[0]) ? child_checks[failed] : "unknown check");
+  cr_assert(failed == 0, "in the child: %s (exit status %d)",
+            failed < (int)(sizeof child_checks / sizeof child_checks[0]) ? child_checks[failed] : "no check's",
+            failed);
 
   /* The parent's devices are untouched. */
   cr_assert_null(rig_lost(in.sim));
