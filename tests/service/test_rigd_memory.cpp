@@ -93,10 +93,12 @@ namespace {
 // passed 4 GiB within the run.
 constexpr int64_t cycling_clients = 3;
 constexpr int64_t live_per_client = 96 * mib;
-// ThreadSanitizer's shadow of the memory rigd touched is resident too, up
-// to as much again as the memory (its allocator keeps what was freed).
+// Under ThreadSanitizer rigd's memory costs 5 to 10 times as much (its
+// documented overhead: the shadow of what rigd touched, and an allocator
+// that keeps what was freed): 2.7 GiB was seen where release stays near
+// 550 MiB.  The bound there catches only the unbounded cache of old.
 #if defined(__SANITIZE_THREAD__)
-constexpr int64_t resident_bound = 2048 * mib;
+constexpr int64_t resident_bound = 5 * 1024 * mib;
 #else
 constexpr int64_t resident_bound = 1024 * mib;
 #endif
