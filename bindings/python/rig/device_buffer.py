@@ -24,6 +24,7 @@ alike):
 A buffer's calls are serialised by a lock of its root base buffer.
 """
 
+import abc
 import dataclasses
 import itertools
 import threading
@@ -72,34 +73,42 @@ class BufferSpec:
 BufferSpec.DEFAULT = BufferSpec()
 
 
-class Allocator:
+class Allocator(abc.ABC):
     """The hooks of an allocator (Allocator.packed).  alloc, free, copyin,
-    copyout and addr are required; offset and transfer exist where
-    supports_offset and supports_transfer say so."""
+    copyout and addr are required (a subclass without one cannot be made);
+    offset and transfer exist where supports_offset and supports_transfer
+    say so, and are called only then."""
 
     supports_offset = False
     supports_transfer = False
 
+    @abc.abstractmethod
     def alloc(self, device, nbytes, spec):
-        raise NotImplementedError
+        """New storage of nbytes on device, of spec's kind of memory."""
 
+    @abc.abstractmethod
     def free(self, storage, nbytes, spec):
-        raise NotImplementedError
+        """Lets go of storage that alloc made."""
 
     def offset(self, storage, nbytes, offset):
-        raise NotImplementedError
+        """Storage of nbytes from byte offset of storage, sharing it."""
+        raise InvalidError(f"{type(self).__name__} makes no views of its storage (supports_offset is False)")
 
     def transfer(self, dst, src, nbytes):
-        raise NotImplementedError
+        """Copies nbytes from storage src to storage dst."""
+        raise InvalidError(f"{type(self).__name__} copies no storage to storage (supports_transfer is False)")
 
+    @abc.abstractmethod
     def copyin(self, storage, data):
-        raise NotImplementedError
+        """Writes the bytes of data into storage."""
 
+    @abc.abstractmethod
     def copyout(self, out, storage):
-        raise NotImplementedError
+        """Reads storage's bytes into the writable buffer out."""
 
+    @abc.abstractmethod
     def addr(self, storage):
-        raise NotImplementedError
+        """The address of storage's first byte, for DLPack."""
 
 
 class RigAllocator(Allocator):

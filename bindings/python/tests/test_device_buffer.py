@@ -304,3 +304,31 @@ def test_addr_allocates_and_answers_the_address(a):
     assert address == b._storage.host, "TOLK-50"
     assert b.addr() == address
     assert b.view(4, dtypes.float32, 16).addr() == address + 16, "TOLK-50"
+
+
+def test_an_allocator_without_a_required_hook_cannot_be_made():
+    class NoAddr(rig.Allocator):
+        def alloc(self, device, nbytes, spec):
+            return None
+
+        def free(self, storage, nbytes, spec):
+            pass
+
+        def copyin(self, storage, data):
+            pass
+
+        def copyout(self, out, storage):
+            pass
+
+    with pytest.raises(TypeError, match="addr"):
+        NoAddr()
+
+    class Plain(NoAddr):
+        def addr(self, storage):
+            return 0
+
+    # Its optional hooks, which it says it lacks, refuse with the reason.
+    with pytest.raises(rig.InvalidError, match="supports_offset is False"):
+        Plain().offset(None, 1, 0)
+    with pytest.raises(rig.InvalidError, match="supports_transfer is False"):
+        Plain().transfer(None, None, 1)
