@@ -230,6 +230,8 @@ Test(operators, three_clients_appear_with_their_bytes_per_device_pids_and_users,
     cr_assert_eq((*c)["device_bytes"].text, std::to_string(total), "holder %d's device bytes", k);
     cr_assert_eq(bytes_on(*c, k == 2 ? "MEM:0" : "CPU"), "", "a device the holder never opened is not listed");
     cr_assert((*c)["quota_bytes"].kind == Json::Kind::null, "no quota is null, not a number");
+    cr_assert((*c)["connected_ns"].kind == Json::Kind::string, "a count past 2^53 is a string, exact");
+    cr_assert_eq((*c)["id"].kind, Json::Kind::number);
   }
   for (Channel &link : links) send_value(link.ends[0], end_now);
   for (pid_t pid : pids) cr_assert(ended_cleanly(await_client(pid, client_end_s)));
