@@ -233,6 +233,22 @@ Test(operators, three_clients_appear_with_their_bytes_per_device_pids_and_users,
     cr_assert((*c)["connected_ns"].kind == Json::Kind::string, "a count past 2^53 is a string, exact");
     cr_assert_eq((*c)["id"].kind, Json::Kind::number);
   }
+  // rig devices --service: each served device's clients and their bytes.
+  ToolRun devices = run_rig({"devices", "--json", "--service", rigd.socket});
+  cr_assert(devices.status == 0, "rig devices --service: %s", devices.err.c_str());
+  Json listing = parse_json(devices.out);
+  bool sim = false;
+  for (const Json &d : listing.items) {
+    if (d["name"].text != "SIM:0@rigd") continue;
+    sim = true;
+    cr_assert_eq(d["service_clients"].text, "2", "two holders use SIM:0");
+    std::vector<std::string> seen;
+    for (const Json &user : d["clients"].items) seen.push_back(user["pid"].text + ":" + user["bytes"].text);
+    std::vector<std::string> want = {std::to_string(pids[1]) + ":" + std::to_string(3 * mib),
+                                     std::to_string(pids[2]) + ":" + std::to_string(5 * mib + 4096)};
+    cr_assert(seen == want, "SIM:0@rigd's clients and their bytes");
+  }
+  cr_assert(sim, "rig devices --service lists SIM:0@rigd");
   for (Channel &link : links) send_value(link.ends[0], end_now);
   for (pid_t pid : pids) cr_assert(ended_cleanly(await_client(pid, client_end_s)));
 }
