@@ -2,6 +2,7 @@
 #include "admission.hpp"
 #include "notify.hpp"
 
+#include "admin.hpp"
 #include "descriptors.hpp"
 #include "exports.hpp"
 #include "hello.hpp"
@@ -41,13 +42,14 @@ struct Peer {
   uid_t uid;
   gid_t gid;
   std::vector<gid_t> groups;
+  pid_t pid;
 };
 
 std::optional<Peer> peer_of(int socket) {
   ucred credentials{};
   socklen_t length = sizeof credentials;
   if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return std::nullopt;
-  Peer peer{credentials.uid, credentials.gid, {}};
+  Peer peer{credentials.uid, credentials.gid, {}, credentials.pid};
   // SO_PEERGROUPS answers ERANGE with the size it needs.
   socklen_t bytes = 0;
   getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, nullptr, &bytes);
@@ -75,10 +77,13 @@ class Admission {
 
  private:
   // A connection whose credentials rigd admitted (and counted under its
-  // user), until its hello comes or its deadline passes.
+  // user), until its hello comes or its deadline passes.  One the policy
+  // does not admit as a client is pending only where it may use the admin
+  // channel (admin_refusal), which its hello must then ask for.
   struct Pending {
     int socket;
-    uid_t user;
+    Peer peer;
+    bool client;  // the policy admits it as a client
     Clock::time_point deadline;
     Hello hello;
   };
@@ -149,7 +154,7 @@ Admission::~Admission() {
   sessions_.clear();
   for (const Pending &p : pending_) {
     close(p.socket);
-    users_.leave(p.user);
+    users_.leave(p.peer.uid);
   }
   close(ended_);
   close(epoll_);
@@ -275,9 +280,10 @@ void Admission::resume_accepting() {
 void Admission::greet(int socket) {
   std::string why;
   auto peer = peer_of(socket);
+  bool client = peer && admits(policy_, peer->uid, peer->gid, peer->groups);
   if (!peer)
     why = "rigd cannot read the client's credentials";
-  else if (!admits(policy_, peer->uid, peer->gid, peer->groups))
+  else if (!client && !admin_refusal(policy_, peer->uid, peer->gid, peer->groups).empty())
     why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
   else if (!users_.join(peer->uid))
     why = users_.clients() >= users_.most_clients() && users_.most_clients() > 0
@@ -291,7 +297,7 @@ void Admission::greet(int socket) {
     return;
   }
   try {
-    pending_.push_back({socket, peer->uid, Clock::now() + hello_deadline, {}});
+    pending_.push_back({socket, *peer, client, Clock::now() + hello_deadline, {}});
   } catch (...) {
     users_.leave(peer->uid);
     close(socket);
@@ -320,12 +326,25 @@ void Admission::read_hello(PendingList::iterator p) {
     refuse(p->socket, why);
     return drop(p);
   }
+  if (p->hello.admin()) {
+    const Peer &peer = p->peer;
+    if (std::string why = admin_refusal(policy_, peer.uid, peer.gid, peer.groups); !why.empty())
+      refuse_admin(p->socket, why);
+    else
+      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, policy_});
+    return drop(p);
+  }
+  if (!p->client) {
+    refuse(p->socket, "user " + std::to_string(p->peer.uid) + " is not admitted by rigd's policy");
+    return drop(p);
+  }
   admit(p);
 }
 
 void Admission::admit(PendingList::iterator p) {
   int socket = p->socket;
-  uid_t user = p->user;
+  uid_t user = p->peer.uid;
+  pid_t pid = p->peer.pid;
   epoll_ctl(epoll_, EPOLL_CTL_DEL, socket, nullptr);
   pending_by_socket_.erase(socket);
   pending_.erase(p);
@@ -333,7 +352,7 @@ void Admission::admit(PendingList::iterator p) {
   fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) & ~O_NONBLOCK);
   std::unique_ptr<Session> session;
   try {
-    session = std::make_unique<Session>(socket, user, served_, policy_, exports_, users_, [this] {
+    session = std::make_unique<Session>(socket, user, pid, served_, policy_, exports_, users_, [this] {
       uint64_t one = 1;
       [[maybe_unused]] ssize_t n = write(ended_, &one, sizeof one);
     });
@@ -349,7 +368,7 @@ void Admission::admit(PendingList::iterator p) {
 void Admission::drop(PendingList::iterator p) {
   epoll_ctl(epoll_, EPOLL_CTL_DEL, p->socket, nullptr);
   close(p->socket);
-  users_.leave(p->user);
+  users_.leave(p->peer.uid);
   pending_by_socket_.erase(p->socket);
   pending_.erase(p);
 }

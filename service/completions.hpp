@@ -5,6 +5,7 @@
 // device's values.
 #pragma once
 
+#include "client_counters.hpp"
 #include "protocol.h"
 #include "served.hpp"
 #include "shared_rows.hpp"
@@ -27,8 +28,10 @@ class Completions {
  public:
   // words: the completion segment's words (rig_proxy_word); proxies index them.
   // sleepers: the client's sleepers word (protocol.h), which says whether a
-  // raised word needs a wake.
-  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served);
+  // raised word needs a wake.  counters (which must outlive it) count the
+  // client's values queued, their time waiting for their work, and its
+  // losses.
+  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, ClientCounters &counters);
   // Waits for every value handed over, then ends the threads.
   ~Completions();
   Completions(const Completions &) = delete;
@@ -52,8 +55,8 @@ class Completions {
 
   // Marks proxy's word lost now, with why (a proxy's first failure's why
   // stays), and wakes its waiters: for work rigd could not hand to its
-  // served device, and for work that failed there.
-  void fail(uint32_t proxy, const std::string &why);
+  // served device (device, the proxy's), and for work that failed there.
+  void fail(uint32_t proxy, size_t device, const std::string &why);
 
   // Appends to points those of proxy's values up to value that are not
   // done yet.  Called by the thread that calls expect, as expect is the
@@ -92,6 +95,7 @@ class Completions {
   std::byte *words_;
   const uint32_t *sleepers_;
   const ServedDevices &served_;
+  ClientCounters &counters_;
   mutable std::mutex mu_;
   std::mutex lost_mu_;  // marking a word lost: one why each
   std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +51,13 @@ struct Policy {
   // sessions and devices to end; past it rigd abandons the devices still
   // busy, names them, and exits 1.
   int64_t shutdown_deadline_ms = 10000;
+  // admin_group: the group whose members, beside root and rigd's own user,
+  // may use rigd's admin channel (admin.hpp); none where unset.
+  std::optional<gid_t> admin_group;
+  // metrics_file: where rigd writes its counters in Prometheus' text
+  // format (metrics.hpp), "" for nowhere; metrics_interval_ms: how often.
+  std::string metrics_file;
+  int64_t metrics_interval_ms = 5000;
 };
 
 struct Options {
@@ -57,6 +65,7 @@ struct Options {
   std::vector<std::string> devices; // --devices, empty for the default
   std::string config_file;          // --config, empty for none
   bool foreground = false;          // --foreground (rigd never daemonizes itself)
+  std::string metrics_file;         // --metrics, else the config's metrics_file
   Policy policy;                    // read from config_file
 };
 
@@ -68,7 +77,8 @@ Options parse_arguments(std::span<char *const> args);
 // keys allow_users and allow_groups (comma-separated names or numbers),
 // the limits' (limits.hpp), cache_limit_bytes, max_clients_per_user,
 // max_clients, cuda_contexts, host_code (allow or deny), test_knobs (allow
-// or refuse) and shutdown_deadline_ms.  Throws
+// or refuse), shutdown_deadline_ms, admin_group (a name or number),
+// metrics_file and metrics_interval_ms.  Throws
 // std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 

@@ -2,7 +2,7 @@
 // program does, and serves them to client processes through shared-memory
 // rings (DESIGN.md "The per-host service").
 //
-//   rigd [--socket PATH] [--devices LIST] [--config FILE] [--foreground]
+//   rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE] [--foreground]
 //   rigd --help | --version
 //
 // It runs until SIGTERM or SIGINT, then ends its sessions, closes its
@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "descriptors.hpp"
 #include "listener.hpp"
+#include "metrics.hpp"
 #include "served.hpp"
 
 #include <rig/rig.h>
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -41,7 +43,8 @@ sigset_t ending_signals() {
 }
 
 constexpr char usage_text[] =
-    "usage: rigd [--socket PATH] [--devices LIST] [--config FILE] [--foreground]\n"
+    "usage: rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE]\n"
+    "            [--foreground]\n"
     "       rigd --help | --version\n"
     "\n"
     "  --socket PATH   listen at PATH (default: $RIG_SERVICE, else\n"
@@ -50,7 +53,9 @@ constexpr char usage_text[] =
     "  --config FILE   admission and limits: allow_users, allow_groups,\n"
     "                  quota_bytes, arena_bytes, exports, export_fds, proxies\n"
     "                  (each also _per_user), max_clients_per_user, max_clients,\n"
-    "                  cuda_contexts\n"
+    "                  cuda_contexts, admin_group, metrics_file,\n"
+    "                  metrics_interval_ms\n"
+    "  --metrics FILE  write the counters to FILE in Prometheus' text format\n"
     "  --foreground    stay in the foreground (rigd never daemonizes itself)\n"
     "\n"
     "rigd(8) documents the service and its config file.\n";
@@ -104,7 +109,13 @@ int main(int argc, char **argv) {
     int signals = signalfd(-1, &ending, SFD_CLOEXEC);
     if (signals < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
     rigd::ServedDevices served(options.devices, options.policy.cache_limit_bytes);
+    // Before the listener: it ends after it, whose close ends a snapshot
+    // it waits for.
+    std::optional<rigd::MetricsWriter> metrics;
     rigd::Listener listener(options.socket);
+    if (std::string file = options.metrics_file.empty() ? options.policy.metrics_file : options.metrics_file;
+        !file.empty())
+      metrics.emplace(file, std::chrono::milliseconds(options.policy.metrics_interval_ms), listener.address());
     std::fprintf(stderr, "rigd: serving %zu devices on %s\n", served.size(),
                  listener.activated() ? "the socket systemd passed" : options.socket.c_str());
     rigd::serve_clients(listener, signals, served, options.policy);

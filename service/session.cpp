@@ -143,8 +143,8 @@ uint64_t next_client() {
 
 }  // namespace
 
-Session::Session(int socket, uid_t user, const ServedDevices &served, const Policy &policy, Exports &exports,
-                 UserClients &users, std::function<void()> on_end)
+Session::Session(int socket, uid_t user, pid_t pid, const ServedDevices &served, const Policy &policy,
+                 Exports &exports, UserClients &users, std::function<void()> on_end)
     : socket_(socket),
       served_(served),
       policy_(policy),
@@ -152,6 +152,7 @@ Session::Session(int socket, uid_t user, const ServedDevices &served, const Poli
       users_(users),
       client_(next_client()),
       user_(user),
+      counters_(client_, pid, user, served.size()),
       on_end_(std::move(on_end)),
       thread_([this] {
         try {
@@ -215,11 +216,11 @@ void Session::run(const rig::proxy::RingSegment &rings, const Segment &completio
 
 void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring) {
   // Declared first: what the client holds is counted out last.
-  Account account(users_, user_);
-  ClientObjects objects(account);
-  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_);
+  Account account(users_, user_, counters_.held);
+  ClientObjects objects(account, &counters_);
+  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_, counters_);
   Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
-                    policy_);
+                    policy_, counters_);
   std::atomic<bool> stopping{false};
   std::thread poller;
   try {

@@ -1,6 +1,7 @@
 // One admitted client's session: its welcome, its segments and its poller.
 #pragma once
 
+#include "client_counters.hpp"
 #include "config.hpp"
 #include "exports.hpp"
 #include "ring_segment.hpp"
@@ -24,10 +25,10 @@ class Session {
   // it disconnects, breaks the rings' protocol or rigd stops.  Where any of
   // those cannot be made the client is refused with the reason instead.
   // users counts the client under user; the session counts it out as it
-  // ends, then calls on_end (on its own thread).  Throws std::system_error
-  // where the thread cannot be made: the socket and the count are then
-  // still the caller's.
-  Session(int socket, uid_t user, const ServedDevices &served, const Policy &policy, Exports &exports,
+  // ends, then calls on_end (on its own thread).  pid is the client's
+  // process, for its counters.  Throws std::system_error where the thread
+  // cannot be made: the socket and the count are then still the caller's.
+  Session(int socket, uid_t user, pid_t pid, const ServedDevices &served, const Policy &policy, Exports &exports,
           UserClients &users, std::function<void()> on_end);
   // Stops the session, waits for it to end and closes its socket.
   ~Session();
@@ -38,6 +39,11 @@ class Session {
   // their work is done.
   void stop() noexcept;
   bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
+
+  // The client's counters, read while the session lives; what it holds by
+  // kind, read under its account's lock.
+  const ClientCounters &counters() const noexcept { return counters_; }
+  UserClients::Counts held() const { return users_.read(counters_.held); }
 
  private:
   void serve();
@@ -55,6 +61,7 @@ class Session {
   UserClients &users_;
   uint64_t client_;  // the client's number, unique in rigd's life
   uid_t user_;
+  ClientCounters counters_;
   std::function<void()> on_end_;
   std::atomic<bool> ended_{false};
   std::thread thread_;  // last: it starts once the rest is made
