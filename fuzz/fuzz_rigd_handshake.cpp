@@ -166,7 +166,7 @@ void rigd_side(FuzzedDataProvider &in) {
     RIGD_FUZZ_CHECK(users.join(getuid()));
     session.emplace(pair[1], getuid(), served(), policy, exports, users, [] {});
   } else {
-    if (read == rigd::Hello::Read::complete) rigd::refuse(pair[1], said.refusal());
+    if (read == rigd::Hello::Read::complete) rigd::refuse(pair[1], said.refusal(), "");
     close(pair[1]);
   }
 

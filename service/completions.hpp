@@ -27,8 +27,9 @@ class Completions {
  public:
   // words: the completion segment's words (rig_proxy_word); proxies index them.
   // sleepers: the client's sleepers word (protocol.h), which says whether a
-  // raised word needs a wake.
-  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served);
+  // raised word needs a wake.  who: the client, as its faults' log lines
+  // name it.
+  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, std::string who);
   // Waits for every value handed over, then ends the threads.
   ~Completions();
   Completions(const Completions &) = delete;
@@ -51,7 +52,7 @@ class Completions {
               const std::vector<rig_proxy_wait> &after, const TouchedRows &rows);
 
   // Marks proxy's word lost now, with why (a proxy's first failure's why
-  // stays), and wakes its waiters: for work rigd could not hand to its
+  // stays, and is logged), and wakes its waiters: for work rigd could not hand to its
   // served device, and for work that failed there.
   void fail(uint32_t proxy, const std::string &why);
 
@@ -92,6 +93,7 @@ class Completions {
   std::byte *words_;
   const uint32_t *sleepers_;
   const ServedDevices &served_;
+  std::string who_;
   mutable std::mutex mu_;
   std::mutex lost_mu_;  // marking a word lost: one why each
   std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value

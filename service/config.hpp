@@ -4,11 +4,13 @@
 
 #include "contexts.hpp"
 #include "limits.hpp"
+#include "log.hpp"
 
 #include <sys/types.h>
 
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +52,9 @@ struct Policy {
   // sessions and devices to end; past it rigd abandons the devices still
   // busy, names them, and exits 1.
   int64_t shutdown_deadline_ms = 10000;
+  // log_level: the least severe lines rigd logs (log.hpp), unless its
+  // command line's --log-level says otherwise.
+  LogLevel log_level = default_log_level;
 };
 
 struct Options {
@@ -57,6 +62,7 @@ struct Options {
   std::vector<std::string> devices; // --devices, empty for the default
   std::string config_file;          // --config, empty for none
   bool foreground = false;          // --foreground (rigd never daemonizes itself)
+  std::optional<LogLevel> log_level; // --log-level, over the config's
   Policy policy;                    // read from config_file
 };
 
@@ -68,7 +74,7 @@ Options parse_arguments(std::span<char *const> args);
 // keys allow_users and allow_groups (comma-separated names or numbers),
 // the limits' (limits.hpp), cache_limit_bytes, max_clients_per_user,
 // max_clients, cuda_contexts, host_code (allow or deny), test_knobs (allow
-// or refuse) and shutdown_deadline_ms.  Throws
+// or refuse), shutdown_deadline_ms and log_level.  Throws
 // std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 

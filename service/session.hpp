@@ -3,6 +3,7 @@
 
 #include "config.hpp"
 #include "exports.hpp"
+#include "peer.hpp"
 #include "ring_segment.hpp"
 #include "segments.hpp"
 #include "served.hpp"
@@ -12,6 +13,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <thread>
 
 namespace rigd {
@@ -23,12 +25,12 @@ class Session {
   // segments and poller, sends the welcome, then runs its requests until
   // it disconnects, breaks the rings' protocol or rigd stops.  Where any of
   // those cannot be made the client is refused with the reason instead.
-  // users counts the client under user; the session counts it out as it
-  // ends, then calls on_end (on its own thread).  Throws std::system_error
-  // where the thread cannot be made: the socket and the count are then
-  // still the caller's.
-  Session(int socket, uid_t user, const ServedDevices &served, const Policy &policy, Exports &exports,
-          UserClients &users, std::function<void()> on_end);
+  // users counts the client under peer's uid; the session counts it out as
+  // it ends, then calls on_end (on its own thread).  It logs the client's
+  // arrival and departure.  Throws std::system_error where the thread
+  // cannot be made: the socket and the count are then still the caller's.
+  Session(int socket, const Peer &peer, const ServedDevices &served, std::shared_ptr<const Policy> policy,
+          Exports &exports, UserClients &users, std::function<void()> on_end);
   // Stops the session, waits for it to end and closes its socket.
   ~Session();
   Session(const Session &) = delete;
@@ -50,10 +52,11 @@ class Session {
 
   int socket_;
   const ServedDevices &served_;
-  const Policy &policy_;
+  std::shared_ptr<const Policy> policy_;  // the one the client was admitted under
   Exports &exports_;
   UserClients &users_;
   uint64_t client_;  // the client's number, unique in rigd's life
+  std::string who_;  // "client N (describe(peer))", for log lines
   uid_t user_;
   std::function<void()> on_end_;
   std::atomic<bool> ended_{false};
