@@ -13,7 +13,11 @@ namespace rigd {
 
 class Account {
  public:
-  Account(UserClients &users, uid_t user) noexcept : users_(users), user_(user) {}
+  Account(UserClients &users, uid_t user) noexcept : Account(users, user, own_) {}
+  // held keeps the counts, where the admin channel reads them
+  // (UserClients::read), and must outlive the account.
+  Account(UserClients &users, uid_t user, UserClients::Counts &held) noexcept
+      : users_(users), user_(user), held_(held) {}
   ~Account();
   Account(const Account &) = delete;
   Account &operator=(const Account &) = delete;
@@ -30,7 +34,8 @@ class Account {
  private:
   UserClients &users_;
   uid_t user_;
-  UserClients::Counts held_{};  // under users_'s lock
+  UserClients::Counts own_{};
+  UserClients::Counts &held_;  // under users_'s lock
 };
 
 }  // namespace rigd

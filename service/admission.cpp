@@ -2,6 +2,7 @@
 #include "admission.hpp"
 #include "notify.hpp"
 
+#include "admin.hpp"
 #include "descriptors.hpp"
 #include "exports.hpp"
 #include "hello.hpp"
@@ -62,10 +63,13 @@ class Admission {
 
  private:
   // A connection whose credentials rigd admitted (and counted under its
-  // user), until its hello comes or its deadline passes.
+  // user), until its hello comes or its deadline passes.  One the policy
+  // does not admit as a client is pending only where it may use the admin
+  // channel (admin_refusal), which its hello must then ask for.
   struct Pending {
     int socket;
     Peer peer;
+    bool client;  // the policy admits it as a client
     Clock::time_point deadline;
     Hello hello;
   };
@@ -300,9 +304,10 @@ void Admission::resume_accepting() {
 void Admission::greet(int socket) {
   std::string why;
   auto peer = peer_of(socket);
+  bool client = peer && admits(*policy_, peer->uid, peer->gid, peer->groups);
   if (!peer)
     why = "rigd cannot read the client's credentials";
-  else if (!admits(*policy_, peer->uid, peer->gid, peer->groups))
+  else if (!client && !admin_refusal(*policy_, peer->uid, peer->gid, peer->groups).empty())
     why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
   else if (!users_.join(peer->uid))
     why = users_.clients() >= users_.most_clients() && users_.most_clients() > 0
@@ -316,7 +321,7 @@ void Admission::greet(int socket) {
     return;
   }
   try {
-    pending_.push_back({socket, *peer, Clock::now() + hello_deadline, {}});
+    pending_.push_back({socket, *peer, client, Clock::now() + hello_deadline, {}});
   } catch (...) {
     users_.leave(peer->uid);
     close(socket);
@@ -343,6 +348,19 @@ void Admission::read_hello(PendingList::iterator p) {
   }
   if (std::string why = p->hello.refusal(); !why.empty()) {
     refuse(p->socket, why, describe(p->peer));
+    return drop(p);
+  }
+  if (p->hello.admin()) {
+    const Peer &peer = p->peer;
+    if (std::string why = admin_refusal(*policy_, peer.uid, peer.gid, peer.groups); !why.empty())
+      refuse_admin(p->socket, why);
+    else
+      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, *policy_});
+    return drop(p);
+  }
+  if (!p->client) {
+    refuse(p->socket, "user " + std::to_string(p->peer.uid) + " is not admitted by rigd's policy",
+           describe(p->peer));
     return drop(p);
   }
   admit(p);

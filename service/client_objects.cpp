@@ -3,9 +3,27 @@
 
 namespace rigd {
 
+UseCounters *ClientObjects::use_of(const Object &o) const noexcept {
+  if (!counters_ || o.kind != Held::device_bytes || o.counted <= 0) return nullptr;
+  const Holds &h = o.holds;
+  size_t device = h.exports != no_export ? h.exports
+                  : h.mapped_on        ? h.mapped_on->served()
+                  : h.memory           ? h.memory->served()
+                                       : no_export;
+  return device < counters_->devices ? &counters_->uses[device] : nullptr;
+}
+
+void ClientObjects::count(const Object &o, bool up) const noexcept {
+  if (UseCounters *use = use_of(o)) {
+    auto n = static_cast<uint64_t>(o.counted);
+    up ? use->bytes.add(n) : use->bytes.subtract(n);
+  }
+}
+
 ClientObjects::~ClientObjects() {
   // The buffers go first, then (with held_) what they held.
   for (auto &[handle, held] : held_) {
+    count(held, false);
     rig_buffer_unref(held.buffer);
     refund(held.counted, held.kind);
   }
@@ -15,7 +33,8 @@ uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Holds holds, 
   std::lock_guard g(mu_);
   uint64_t handle = next_++;
   if (!holds.rows) holds.rows = std::make_shared<RowSlot>();
-  held_.emplace(handle, Object{buffer, counted, kind, std::move(holds)});
+  auto [it, added] = held_.emplace(handle, Object{buffer, counted, kind, std::move(holds)});
+  count(it->second, true);
   return handle;
 }
 
@@ -52,6 +71,7 @@ bool ClientObjects::remove(uint64_t handle) {
     // Its holds are released, where they are the last, outside the lock.
     held = std::move(it->second);
     held_.erase(it);
+    count(held, false);
   }
   rig_buffer_unref(held.buffer);
   refund(held.counted, held.kind);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "account.hpp"
+#include "client_counters.hpp"
 #include "served.hpp"
 #include "shared_rows.hpp"
 
@@ -33,8 +34,11 @@ struct ObjectHolds {
 
 class ClientObjects {
  public:
-  // account counts what the client holds, which must outlive the objects.
-  explicit ClientObjects(Account &account) noexcept : account_(account) {}
+  // account counts what the client holds, which must outlive the objects,
+  // as must counters, where given: its uses' bytes count the device
+  // memory of each served device the objects hold.
+  explicit ClientObjects(Account &account, ClientCounters *counters = nullptr) noexcept
+      : account_(account), counters_(counters) {}
   // Releases every buffer: rig frees each once the work using it is done.
   ~ClientObjects();
   ClientObjects(const ClientObjects &) = delete;
@@ -78,10 +82,16 @@ class ClientObjects {
     Held kind;
     Holds holds;
   };
+  // The use counters of the served device whose memory o counts, or NULL
+  // where it counts none (a host arena, a mapping).
+  UseCounters *use_of(const Object &o) const noexcept;
+  // Moves the bytes of o's served device's use by its count, up or down.
+  void count(const Object &o, bool up) const noexcept;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Object> held_;
   uint64_t next_ = 1;  // handle 0 names nothing
   Account &account_;
+  ClientCounters *counters_;
 };
 
 }  // namespace rigd

@@ -20,8 +20,14 @@ constexpr unsigned spins_before_sleep = 1024;
 
 }  // namespace
 
-Completions::Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, std::string who)
-    : words_(words), sleepers_(sleepers), served_(served), who_(std::move(who)), lanes_(served.size()) {}
+Completions::Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served,
+                         ClientCounters &counters, std::string who)
+    : words_(words),
+      sleepers_(sleepers),
+      served_(served),
+      counters_(counters),
+      who_(std::move(who)),
+      lanes_(served.size()) {}
 
 Completions::~Completions() {
   {
@@ -61,6 +67,7 @@ void Completions::expect(uint32_t proxy, size_t device, uint64_t value, const st
     lane->thread = std::thread([this, l = lane.get()] { run(*l); });
   }
   lane->values.push_back({proxy, device, value, points, after, rows});
+  counters_.uses[device].queued.set(lane->values.size());
   queued_.fetch_add(1, std::memory_order_relaxed);
   lane->changed.notify_all();
 }
@@ -86,7 +93,7 @@ Completions::Shown Completions::shown(const std::vector<rig_proxy_wait> &after) 
 
 void Completions::raise(uint32_t proxy, size_t device, uint64_t value, const char *failed) {
   if (failed) {
-    fail(proxy, failed);
+    fail(proxy, device, failed);
     return;
   }
   served_.publish_progress(device);
@@ -95,7 +102,7 @@ void Completions::raise(uint32_t proxy, size_t device, uint64_t value, const cha
     rig::proxy::raise_word(&w->value, value, sleepers_);
 }
 
-void Completions::fail(uint32_t proxy, const std::string &why) {
+void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {
   rig_proxy_word *w = word(proxy);
   {
     // The first failure's why stays: the client reads it once it sees lost.
@@ -104,6 +111,9 @@ void Completions::fail(uint32_t proxy, const std::string &why) {
     log_line(LogLevel::warning, who_ + " lost proxy " + std::to_string(proxy) + ": " + why);
     std::snprintf(w->why, sizeof w->why, "%s", why.c_str());
     std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
+    counters_.faults.add(1);
+    counters_.uses[device].faults.add(1);
+    counters_.lost(why);
   }
   rig::proxy::wake_word(&w->value, sleepers_);
 }
@@ -133,6 +143,7 @@ void Completions::run(Lane &lane) {
     std::vector<rig_proxy_wait> after = v.after;
     TouchedRows rows = v.rows;
     lock.unlock();
+    auto began = std::chrono::steady_clock::now();
     bool reached = true;
     for (rig_point_t p : points) reached = rig_point_wait(p) == RIG_OK && reached;
     // The values waited for are done (their points are among points): their
@@ -148,10 +159,13 @@ void Completions::run(Lane &lane) {
     std::string why = !reached               ? std::string("its work failed: ") + rig_last_error()
                       : words == Shown::lost ? "a value it waits for failed"
                                              : "";
+    counters_.uses[device].busy_ns.add(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count()));
     raise(proxy, device, value, why.empty() ? nullptr : why.c_str());
     for (const auto &[row, n] : rows) row->finish(n);
     lock.lock();
     lane.values.pop_front();
+    counters_.uses[device].queued.set(lane.values.size());
     queued_.fetch_sub(1, std::memory_order_release);
   }
 }

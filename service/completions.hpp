@@ -5,6 +5,7 @@
 // device's values.
 #pragma once
 
+#include "client_counters.hpp"
 #include "protocol.h"
 #include "served.hpp"
 #include "shared_rows.hpp"
@@ -27,9 +28,11 @@ class Completions {
  public:
   // words: the completion segment's words (rig_proxy_word); proxies index them.
   // sleepers: the client's sleepers word (protocol.h), which says whether a
-  // raised word needs a wake.  who: the client, as its faults' log lines
-  // name it.
-  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, std::string who);
+  // raised word needs a wake.  counters (which must outlive it) count the
+  // client's values queued, their time waiting for their work, and its
+  // losses; who: the client, as its faults' log lines name it.
+  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, ClientCounters &counters,
+              std::string who);
   // Waits for every value handed over, then ends the threads.
   ~Completions();
   Completions(const Completions &) = delete;
@@ -52,9 +55,10 @@ class Completions {
               const std::vector<rig_proxy_wait> &after, const TouchedRows &rows);
 
   // Marks proxy's word lost now, with why (a proxy's first failure's why
-  // stays, and is logged), and wakes its waiters: for work rigd could not hand to its
-  // served device, and for work that failed there.
-  void fail(uint32_t proxy, const std::string &why);
+  // stays, and is logged), and wakes its waiters: for work rigd could not
+  // hand to its served device (device, the proxy's), and for work that
+  // failed there.
+  void fail(uint32_t proxy, size_t device, const std::string &why);
 
   // Appends to points those of proxy's values up to value that are not
   // done yet.  Called by the thread that calls expect, as expect is the
@@ -93,6 +97,7 @@ class Completions {
   std::byte *words_;
   const uint32_t *sleepers_;
   const ServedDevices &served_;
+  ClientCounters &counters_;
   std::string who_;
   mutable std::mutex mu_;
   std::mutex lost_mu_;  // marking a word lost: one why each

@@ -80,6 +80,8 @@ Options parse_arguments(std::span<char *const> args) {
       if (o.devices.empty()) throw std::invalid_argument("--devices names no device");
     } else if (arg == "--config") {
       o.config_file = value();
+    } else if (arg == "--metrics") {
+      o.metrics_file = value();
     } else if (arg == "--foreground") {
       o.foreground = true;
     } else if (arg == "--log-level") {
@@ -132,6 +134,13 @@ Policy parse_config(std::istream &in) {
           throw std::invalid_argument("shutdown_deadline_ms is not a positive count of milliseconds: " + value);
       } else if (key == "log_level") {
         p.log_level = parse_log_level(value);
+      } else if (key == "admin_group") {
+        p.admin_group = group_id(value);
+      } else if (key == "metrics_file") {
+        p.metrics_file = value;
+      } else if (key == "metrics_interval_ms") {
+        if (!parse_number(value, p.metrics_interval_ms) || p.metrics_interval_ms <= 0)
+          throw std::invalid_argument("metrics_interval_ms is not a positive count of milliseconds: " + value);
       } else {
         throw std::invalid_argument("unknown key " + key);
       }

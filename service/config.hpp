@@ -55,6 +55,13 @@ struct Policy {
   // log_level: the least severe lines rigd logs (log.hpp), unless its
   // command line's --log-level says otherwise.
   LogLevel log_level = default_log_level;
+  // admin_group: the group whose members, beside root and rigd's own user,
+  // may use rigd's admin channel (admin.hpp); none where unset.
+  std::optional<gid_t> admin_group;
+  // metrics_file: where rigd writes its counters in Prometheus' text
+  // format (metrics.hpp), "" for nowhere; metrics_interval_ms: how often.
+  std::string metrics_file;
+  int64_t metrics_interval_ms = 5000;
 };
 
 struct Options {
@@ -63,6 +70,7 @@ struct Options {
   std::string config_file;          // --config, empty for none
   bool foreground = false;          // --foreground (rigd never daemonizes itself)
   std::optional<LogLevel> log_level; // --log-level, over the config's
+  std::string metrics_file;         // --metrics, else the config's metrics_file
   Policy policy;                    // read from config_file
 };
 
@@ -74,7 +82,8 @@ Options parse_arguments(std::span<char *const> args);
 // keys allow_users and allow_groups (comma-separated names or numbers),
 // the limits' (limits.hpp), cache_limit_bytes, max_clients_per_user,
 // max_clients, cuda_contexts, host_code (allow or deny), test_knobs (allow
-// or refuse), shutdown_deadline_ms and log_level.  Throws
+// or refuse), shutdown_deadline_ms, admin_group (a name or number),
+// metrics_file, metrics_interval_ms and log_level.  Throws
 // std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 

@@ -37,7 +37,7 @@ uint64_t Exports::add(uint64_t owner, size_t device, rig_buffer_t *view, Shared 
   auto with_row = [&] { return random_token() << RIG_PROXY_TOKEN_ROW_BITS | shared.row->index(); };
   uint64_t token = with_row();
   while (token == 0 || exports_.count(token)) token = with_row();
-  exports_.emplace(token, Export{owner, device, view, std::move(shared), -1});
+  exports_.emplace(token, Export{owner, device, view, std::move(shared), -1, 0, 0, {}});
   return token;
 }
 
@@ -71,6 +71,10 @@ rig_buffer_t *Exports::get(uint64_t token, size_t device, Shared *shared, uid_t 
     return nullptr;
   }
   if (it->second.device != device) return nullptr;
+  std::vector<uint64_t> &importers = it->second.importers;
+  if (importers.size() < most_importers_shown &&
+      std::find(importers.begin(), importers.end(), client) == importers.end())
+    importers.push_back(client);
   *shared = it->second.shared;
   return rig_buffer_ref(it->second.view);
 }
@@ -109,6 +113,17 @@ uint64_t Exports::token_of(int fd) const {
   for (const auto &[token, e] : exports_)
     if (e.fd >= 0 && e.fd_device == given.st_dev && e.fd_inode == given.st_ino) return token;
   return 0;
+}
+
+std::vector<Exports::Row> Exports::rows() const {
+  std::vector<Row> rows;
+  std::lock_guard g(mu_);
+  for (const auto &[token, e] : exports_) {
+    auto bytes = static_cast<uint64_t>(rig_buffer_bytes(e.view));
+    if (e.importers.empty()) rows.push_back({e.owner, e.device, bytes, 0});
+    for (uint64_t importer : e.importers) rows.push_back({e.owner, e.device, bytes, importer});
+  }
+  return rows;
 }
 
 void Exports::remove_owner(uint64_t owner) {

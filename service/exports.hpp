@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace rigd {
 
@@ -78,6 +79,18 @@ class Exports {
   // its client goes.
   void remove_owner(uint64_t owner);
 
+  // Who shared what with whom: one row for each client that imported an
+  // export (importer, its id; the first most_importers_shown of them), or
+  // one with importer 0 while none has.
+  static constexpr size_t most_importers_shown = 256;
+  struct Row {
+    uint64_t exporter;
+    size_t device;
+    uint64_t bytes;
+    uint64_t importer;
+  };
+  std::vector<Row> rows() const;
+
  private:
   struct Export {
     uint64_t owner;
@@ -86,6 +99,7 @@ class Exports {
     Shared shared;
     int fd = -1;  // fd_of's, once made: its inode names the export
     uint64_t fd_device = 0, fd_inode = 0;
+    std::vector<uint64_t> importers;  // the clients that imported it, once each
   };
   // The tries of wrong tokens a user or a client has left, as of at.
   struct WrongTokens {

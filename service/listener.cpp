@@ -103,6 +103,16 @@ Listener::~Listener() {
   close(fd_);
 }
 
+std::string Listener::address() const {
+  if (bound_) return path_;
+  sockaddr_un address{};
+  socklen_t length = sizeof address;
+  if (getsockname(fd_, reinterpret_cast<sockaddr *>(&address), &length) != 0 || address.sun_family != AF_UNIX ||
+      length <= offsetof(sockaddr_un, sun_path) || address.sun_path[0] == '\0')
+    return "";
+  return std::string(address.sun_path, strnlen(address.sun_path, length - offsetof(sockaddr_un, sun_path)));
+}
+
 void Listener::remove_socket() const noexcept {
   if (bound_) unlink(path_.c_str());
 }

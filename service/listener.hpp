@@ -22,6 +22,9 @@ class Listener {
 
   int fd() const noexcept { return fd_; }
   bool activated() const noexcept { return !bound_; }
+  // The socket's path: the one rigd bound, or the one systemd's socket
+  // is bound at (getsockname); "" where it has none.
+  std::string address() const;
   // Unlinks the socket rigd bound (not one systemd passed), as the
   // listener's end does: for an exit that ends nothing else.
   void remove_socket() const noexcept;

@@ -2,8 +2,8 @@
 // program does, and serves them to client processes through shared-memory
 // rings (DESIGN.md "The per-host service").
 //
-//   rigd [--socket PATH] [--devices LIST] [--config FILE] [--log-level LEVEL]
-//        [--foreground]
+//   rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE]
+//        [--log-level LEVEL] [--foreground]
 //   rigd --help | --version
 //
 // It runs until SIGTERM or SIGINT, then ends its sessions, closes its
@@ -15,6 +15,7 @@
 #include "descriptors.hpp"
 #include "listener.hpp"
 #include "log.hpp"
+#include "metrics.hpp"
 #include "served.hpp"
 
 #include <rig/rig.h>
@@ -27,6 +28,7 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -45,8 +47,8 @@ sigset_t handled_signals() {
 }
 
 constexpr char usage_text[] =
-    "usage: rigd [--socket PATH] [--devices LIST] [--config FILE] [--log-level LEVEL]\n"
-    "            [--foreground]\n"
+    "usage: rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE]\n"
+    "            [--log-level LEVEL] [--foreground]\n"
     "       rigd --help | --version\n"
     "\n"
     "  --socket PATH   listen at PATH (default: $RIG_SERVICE, else\n"
@@ -55,7 +57,9 @@ constexpr char usage_text[] =
     "  --config FILE   admission and limits: allow_users, allow_groups,\n"
     "                  quota_bytes, arena_bytes, exports, export_fds, proxies\n"
     "                  (each also _per_user), max_clients_per_user, max_clients,\n"
-    "                  cuda_contexts, log_level; SIGHUP reads it again\n"
+    "                  cuda_contexts, admin_group, metrics_file,\n"
+    "                  metrics_interval_ms, log_level; SIGHUP reads it again\n"
+    "  --metrics FILE  write the counters to FILE in Prometheus' text format\n"
     "  --log-level LEVEL  log error, warning, notice, info (the default) or\n"
     "                  debug lines and above, whatever the config file says\n"
     "  --foreground    stay in the foreground (rigd never daemonizes itself)\n"
@@ -121,7 +125,13 @@ int main(int argc, char **argv) {
     int signals = signalfd(-1, &handled, SFD_CLOEXEC);
     if (signals < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
     rigd::ServedDevices served(options.devices, options.policy.cache_limit_bytes);
+    // Before the listener: it ends after it, whose close ends a snapshot
+    // it waits for.
+    std::optional<rigd::MetricsWriter> metrics;
     rigd::Listener listener(options.socket);
+    if (std::string file = options.metrics_file.empty() ? options.policy.metrics_file : options.metrics_file;
+        !file.empty())
+      metrics.emplace(file, std::chrono::milliseconds(options.policy.metrics_interval_ms), listener.address());
     rigd::log_line(rigd::LogLevel::notice, "serving " + std::to_string(served.size()) + " devices on " +
                                                (listener.activated() ? "the socket systemd passed" : options.socket));
     rigd::serve_clients(listener, signals, served, options.policy, [&] { return read_policy(options); });

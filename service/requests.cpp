@@ -167,7 +167,10 @@ std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::strin
     return nullptr;
   }
   current = served_.open_instance(device, opening->config, opening->reusable);
-  if (!current) *why = rig_last_error();
+  if (current)
+    counters_.uses[device].instances.add(1);
+  else
+    *why = rig_last_error();
   return current;
 }
 
@@ -254,7 +257,7 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   // word (and the answer, which it reads later): it is lost.
   if (status != RIG_OK && !p.failed) {
     p.failed = true;
-    completions_.fail(proxy, "rigd refused value " + std::to_string(entry.args[0]) +
+    completions_.fail(proxy, p.device, "rigd refused value " + std::to_string(entry.args[0]) +
                                  " of the proxy: out of order, malformed, naming memory or a function the process does not "
                                  "hold, or a launch out of the function's range");
   }
@@ -300,6 +303,7 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
   if (!hold_parts(objects_, work_.parts, words, &launches, held_)) return RIG_EINVAL;
   // From here the value is the proxy's: work that fails to start fails it.
   p.handed = entry.args[0];
+  count_hand_over();
   // Taken: other clients' waits on the shared memory it names wait for it.
   touched_.clear();
   for (const std::shared_ptr<SharedRow> &row : held_.rows()) touched_.push_back({row, row->take()});
@@ -309,13 +313,33 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
   // started parts, once done, do not raise it.
   if (status != RIG_OK) {
     p.failed = true;
-    completions_.fail(proxy, std::string("value ") + std::to_string(p.handed) + " did not start: " + rig_last_error());
+    completions_.fail(proxy, p.device, std::string("value ") + std::to_string(p.handed) + " did not start: " + rig_last_error());
   }
   // A value is done once what it waits for is too: a value of no parts, or
   // whose parts rig ran at once, waits on other devices all the same.
   points_.insert(points_.end(), waits_.begin(), waits_.end());
   completions_.expect(proxy, p.device, p.handed, points_, work_.waits, touched_);
   return status;
+}
+
+void Requests::count_hand_over() noexcept {
+  counters_.submissions.add(1);
+  counters_.waits.add(work_.waits.size());
+  uint64_t copies = 0, copied = 0, fills = 0, launches = 0;
+  for (const rig_proxy_part &part : work_.parts) {
+    if (part.kind == RIG_PROXY_PART_COPY) {
+      copies++;
+      copied += part.width * part.rows;
+    }
+    fills += part.kind == RIG_PROXY_PART_FILL;
+    launches += part.kind == RIG_PROXY_PART_LAUNCH;
+  }
+  if (copies) {
+    counters_.copies.add(copies);
+    counters_.copied_bytes.add(copied);
+  }
+  if (fills) counters_.fills.add(fills);
+  if (launches) counters_.launches.add(launches);
 }
 
 namespace {
@@ -381,6 +405,7 @@ rig_status_t Requests::load_image(const rig_proxy_entry &entry, rig_proxy_comple
   const Proxy &p = proxies_[entry.device];
   rig_status_t status =
       images_.load(p.instance, served_.records()[p.device], bytes, &answer.value, why, &answer.detail);
+  if (status == RIG_OK) counters_.images.add(1);
   return status;
 }
 

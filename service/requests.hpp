@@ -1,6 +1,7 @@
 // What rigd does for each entry of a client's submission ring.
 #pragma once
 
+#include "client_counters.hpp"
 #include "client_images.hpp"
 #include "client_objects.hpp"
 #include "completions.hpp"
@@ -28,13 +29,14 @@ class Requests {
   // whose imports of tokens Exports bounds; policy: whether the client's
   // opens may set test knobs (test_knobs.hpp), its quota, whether rigd
   // loads its host code (host_code) and which clients' instances of a CUDA
-  // device share a context (cuda_contexts).
+  // device share a context (cuda_contexts); counters: what the client's
+  // requests count (client_counters.hpp), which must outlive them.
   Requests(const ServedDevices &served, Exports &exports, uint64_t client, uid_t user, ClientObjects &objects,
            Completions &completions, rig::proxy::PayloadArena payload, uint32_t proxy_limit,
-           const Policy &policy) noexcept
+           const Policy &policy, ClientCounters &counters) noexcept
       : served_(served), exports_(exports), client_(client), user_(user), objects_(objects),
         completions_(completions), payload_(payload), proxy_limit_(proxy_limit), policy_(policy),
-        current_(served.size()), images_(objects, policy.host_code) {}
+        counters_(counters), current_(served.size()), images_(objects, policy.host_code) {}
 
   // Lets go of the allocation that waits, if any, and refunds its bytes.
   ~Requests();
@@ -106,6 +108,8 @@ class Requests {
   // The image bytes of a load: the payload's after its rig_proxy_code, or
   // those of the memory args[0] names; false where they are not there.
   bool image_bytes(const rig_proxy_entry &entry, std::vector<std::byte> &bytes);
+  // Counts a hand-over rigd took: its waits and its parts by kind.
+  void count_hand_over() noexcept;
 
   const ServedDevices &served_;
   Exports &exports_;
@@ -116,6 +120,7 @@ class Requests {
   rig::proxy::PayloadArena payload_;
   uint32_t proxy_limit_;
   const Policy &policy_;
+  ClientCounters &counters_;
   std::vector<Proxy> proxies_;
   // By served device: the client's instance that its next proxies use.
   std::vector<std::shared_ptr<Instance>> current_;

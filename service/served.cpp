@@ -289,6 +289,13 @@ int64_t ServedDevices::allocated(size_t i) const {
   return bytes;
 }
 
+size_t ServedDevices::instances(size_t i) const {
+  std::lock_guard g(instances_mu_);
+  size_t n = idle_[i].size();
+  for (const std::weak_ptr<Instance> &w : instances_[i]) n += !w.expired();
+  return n;
+}
+
 void ServedDevices::publish_progress(size_t i) const noexcept {
   std::atomic_ref<uint64_t>(*word_at(*segment_, i)).fetch_add(1, std::memory_order_release);
 }

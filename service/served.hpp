@@ -131,6 +131,8 @@ class ServedDevices {
   // The bytes allocated on served device i and on its instances, live and
   // idle (rig_allocated of each).
   int64_t allocated(size_t i) const;
+  // Served device i's instances: held by clients, and idle.
+  size_t instances(size_t i) const;
 
   // Waits until every waiting create has returned, and every instance that
   // went back has finished its release (its work done: idle or closed), or

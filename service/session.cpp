@@ -155,6 +155,7 @@ Session::Session(int socket, const Peer &peer, const ServedDevices &served, std:
       client_(next_client()),
       who_("client " + std::to_string(client_) + " (" + describe(peer) + ")"),
       user_(peer.uid),
+      counters_(client_, peer.pid, peer.uid, peer.command, served.size()),
       on_end_(std::move(on_end)),
       thread_([this] {
         try {
@@ -218,11 +219,12 @@ void Session::run(const rig::proxy::RingSegment &rings, const Segment &completio
 
 void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &completion, const Segment &ring) {
   // Declared first: what the client holds is counted out last.
-  Account account(users_, user_);
-  ClientObjects objects(account);
-  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_, who_);
+  Account account(users_, user_, counters_.held);
+  ClientObjects objects(account, &counters_);
+  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_, counters_,
+                          who_);
   Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
-                    *policy_);
+                    *policy_, counters_);
   std::atomic<bool> stopping{false};
   std::thread poller;
   try {

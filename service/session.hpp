@@ -1,6 +1,7 @@
 // One admitted client's session: its welcome, its segments and its poller.
 #pragma once
 
+#include "client_counters.hpp"
 #include "config.hpp"
 #include "exports.hpp"
 #include "peer.hpp"
@@ -27,8 +28,9 @@ class Session {
   // those cannot be made the client is refused with the reason instead.
   // users counts the client under peer's uid; the session counts it out as
   // it ends, then calls on_end (on its own thread).  It logs the client's
-  // arrival and departure.  Throws std::system_error where the thread
-  // cannot be made: the socket and the count are then still the caller's.
+  // arrival and departure, and counts what it does (peer names it in its
+  // counters).  Throws std::system_error where the thread cannot be made:
+  // the socket and the count are then still the caller's.
   Session(int socket, const Peer &peer, const ServedDevices &served, std::shared_ptr<const Policy> policy,
           Exports &exports, UserClients &users, std::function<void()> on_end);
   // Stops the session, waits for it to end and closes its socket.
@@ -40,6 +42,11 @@ class Session {
   // their work is done.
   void stop() noexcept;
   bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
+
+  // The client's counters, read while the session lives; what it holds by
+  // kind, read under its account's lock.
+  const ClientCounters &counters() const noexcept { return counters_; }
+  UserClients::Counts held() const { return users_.read(counters_.held); }
 
  private:
   void serve();
@@ -58,6 +65,7 @@ class Session {
   uint64_t client_;  // the client's number, unique in rigd's life
   std::string who_;  // "client N (describe(peer))", for log lines
   uid_t user_;
+  ClientCounters counters_;
   std::function<void()> on_end_;
   std::atomic<bool> ended_{false};
   std::thread thread_;  // last: it starts once the rest is made

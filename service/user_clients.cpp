@@ -83,6 +83,11 @@ void UserClients::give_all(uid_t user, Counts &client) noexcept {
   if (it != users_.end()) forget_if_idle(it);
 }
 
+UserClients::Counts UserClients::read(const Counts &client) const {
+  std::lock_guard g(mu_);
+  return client;
+}
+
 int64_t UserClients::total(Held kind) const {
   std::lock_guard g(mu_);
   return total_[static_cast<size_t>(kind)];

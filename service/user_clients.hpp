@@ -50,6 +50,10 @@ class UserClients {
   // Counts none of what client holds any more, as it goes.
   void give_all(uid_t user, Counts &client) noexcept;
 
+  // A copy of what client holds, read under the lock that take and give
+  // hold.
+  Counts read(const Counts &client) const;
+
   // What every client holds together, and the clients connected.
   int64_t total(Held kind) const;
   int64_t clients() const;

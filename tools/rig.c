@@ -1,10 +1,18 @@
 /* rig: the command-line tool, written over the public C API only.
  *
- *   rig devices [--json] [--service PATH]
+ *   rig clients [--json] [--service PATH]
+ *                         rigd's clients, what each holds and did on each
+ *                         served device, and its exports (admin channel)
+ *   rig devices [--json] [--service [PATH]]
  *                         the devices rig_probe reports, with the properties
  *                         of each that opens and the reason for each that
  *                         does not; those rigd serves too, where RIG_SERVICE
- *                         is set or --service names rigd's socket
+ *                         is set or --service names rigd's socket, with
+ *                         each served device's clients and memory
+ *   rig drop CLIENT [--service PATH]
+ *                         disconnects rigd's client CLIENT (admin channel)
+ *   rig metrics [--service PATH]
+ *                         rigd's counters in Prometheus' text format
  *   rig demo              the main job: 1 MiB copied host -> MEM:0 -> MEM:1
  *                         -> host, then verified
  *   rig load FILE --device NAME [--offset N] [--length N] [--verify]
@@ -41,9 +49,17 @@ static const char usage_text[] =
     "usage: rig <command> [options]\n"
     "\n"
     "commands:\n"
-    "  devices [--json] [--service PATH]\n"
+    "  clients [--json] [--service PATH]\n"
+    "                    rigd's clients: pid, user, command, bytes per served\n"
+    "                    device, work; and who shared what with whom\n"
+    "  devices [--json] [--service [PATH]]\n"
     "                    list the devices rig finds, with their properties;\n"
-    "                    with RIG_SERVICE set or --service, rigd's too\n"
+    "                    with RIG_SERVICE set or --service, rigd's too, with\n"
+    "                    each served device's clients and memory\n"
+    "  drop CLIENT [--service PATH]\n"
+    "                    disconnect rigd's client CLIENT (its id in rig clients)\n"
+    "  metrics [--service PATH]\n"
+    "                    rigd's counters once, in Prometheus' text format\n"
     "  demo              copy 1 MiB host -> MEM:0 -> MEM:1 -> host and verify it\n"
     "  load FILE --device NAME [--offset N] [--length N] [--verify]\n"
     "                    read FILE (or N bytes of it from --offset) into a new\n"
@@ -95,6 +111,13 @@ bool succeeded(rig_status_t status, const char *what) {
   return false;
 }
 
+rig_service_stats_t *service_snapshot(const char *socket) {
+  rig_service_options_t options = {sizeof options, socket};
+  rig_service_stats_t *s = NULL;
+  if (!succeeded(rig_service_stats(&options, &s), "read rigd's counters")) return NULL;
+  return s;
+}
+
 /* ------------------------------------------------------------------------ */
 /* rig help                                                                  */
 
@@ -110,7 +133,9 @@ typedef struct command {
 } command_t;
 
 static const command_t commands[] = {
-    {"devices", command_devices}, {"demo", command_demo},
+    {"clients", command_clients}, {"devices", command_devices},
+    {"demo", command_demo},       {"drop", command_drop},
+    {"metrics", command_metrics},
     {"load", command_load},       {"share", command_share},
     {"version", command_version}, {"--version", command_version},
     {"help", command_help},       {"--help", command_help},

@@ -1,10 +1,14 @@
-/* rig devices [--json] [--service PATH]: the devices rig_probe reports,
+/* rig devices [--json] [--service [PATH]]: the devices rig_probe reports,
  * with the properties of each that opens and the reason for each that does
  * not; those rigd serves too, where RIG_SERVICE is set or --service names
- * rigd's socket. */
+ * rigd's socket (or, alone, asks for the default one), and with --service
+ * each served device's clients and memory, where rigd's admin channel
+ * answers the user. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "commands.h"
+#include "json_out.h"
+#include "served_usage.h"
 
 #include <rig/rig.h>
 #include <rig/service.h>
@@ -115,7 +119,7 @@ static void print_one_line(const char *s) {
     putchar(*c < 0x20 || *c == 0x7f ? ' ' : *c);
 }
 
-static void print_entry_text(const entry_t *e) {
+static void print_entry_text(const entry_t *e, const rig_service_stats_t *usage) {
   print_one_line(e->name);
   if (!e->device) {
     fputs(": unavailable: ", stdout);
@@ -136,40 +140,11 @@ static void print_entry_text(const entry_t *e) {
     }
     putchar('\n');
   }
+  size_t served;
+  if (served_device_of(usage, e->name, &served)) print_served_usage_text(usage, served);
 }
 
-/* Writes s as a JSON string, or null for NULL.  Bytes from 0x80 up pass
- * through: rig's strings are UTF-8. */
-static void print_json_string(const char *s) {
-  if (!s) {
-    fputs("null", stdout);
-    return;
-  }
-  putchar('"');
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    switch (*c) {
-    case '"': fputs("\\\"", stdout); break;
-    case '\\': fputs("\\\\", stdout); break;
-    case '\n': fputs("\\n", stdout); break;
-    case '\r': fputs("\\r", stdout); break;
-    case '\t': fputs("\\t", stdout); break;
-    default:
-      if (*c < 0x20 || *c == 0x7f)
-        printf("\\u%04x", *c);
-      else
-        putchar(*c);
-    }
-  }
-  putchar('"');
-}
-
-static void print_json_key(const char *key) {
-  fputs(", ", stdout);
-  print_json_string(key);
-  fputs(": ", stdout);
-}
-
-static void print_entry_json(const entry_t *e) {
+static void print_entry_json(const entry_t *e, const rig_service_stats_t *usage) {
   fputs("  {\"name\": ", stdout);
   print_json_string(e->name);
   print_json_key("available");
@@ -191,24 +166,35 @@ static void print_entry_json(const entry_t *e) {
     case PROPERTY_INT: printf("%" PRId64, p->integer); break;
     }
   }
+  size_t served;
+  if (served_device_of(usage, e->name, &served)) print_served_usage_json(usage, served);
   fputs("}", stdout);
 }
 
 int command_devices(int argc, char **argv) {
-  bool json = false;
+  bool json = false, usage_asked = false;
   const char *service = getenv("RIG_SERVICE");
   for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
+    if (strcmp(argv[i], "--json") == 0) {
       json = true;
-    else if (strcmp(argv[i], "--service") == 0 && i + 1 < argc)
-      service = argv[++i];
-    else
+    } else if (strcmp(argv[i], "--service") == 0) {
+      usage_asked = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-') service = argv[++i];
+    } else {
       return bad_argument("devices", argc, argv, i);
+    }
   }
   /* rig_probe lists rigd's devices once the process is connected. */
-  if (service && *service) {
-    rig_service_options_t options = {sizeof options, service};
+  if ((service && *service) || usage_asked) {
+    rig_service_options_t options = {sizeof options, service && *service ? service : NULL};
     if (!succeeded(rig_service_connect(&options, NULL), "connect to rigd")) return EXIT_FAILED;
+  }
+  /* A user the admin channel refuses still sees the devices. */
+  rig_service_stats_t *usage = NULL;
+  if (usage_asked) {
+    rig_service_options_t options = {sizeof options, service && *service ? service : NULL};
+    if (rig_service_stats(&options, &usage) != RIG_OK)
+      fprintf(stderr, "rig devices: no clients or memory of rigd's devices: %s\n", rig_last_error());
   }
 
   entry_list_t list = {0};
@@ -221,13 +207,14 @@ int command_devices(int argc, char **argv) {
   if (json) puts("[");
   for (size_t i = 0; i < list.count; i++) {
     if (json) {
-      print_entry_json(&list.items[i]);
+      print_entry_json(&list.items[i], usage);
       puts(i + 1 < list.count ? "," : "");
     } else {
-      print_entry_text(&list.items[i]);
+      print_entry_text(&list.items[i], usage);
     }
   }
   if (json) puts("]");
   free_entries(&list);
+  rig_service_stats_release(usage);
   return 0;
 }

@@ -35,7 +35,7 @@ OwnedFd::~OwnedFd() {
   if (fd_ >= 0) close(fd_);
 }
 
-ServiceConnection connect_to_rigd(const std::string &path, uint32_t version) {
+OwnedFd connect_socket(const std::string &path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof address.sun_path)
@@ -45,7 +45,11 @@ ServiceConnection connect_to_rigd(const std::string &path, uint32_t version) {
   if (connected.get() < 0) fail("socket");
   if (connect(connected.get(), reinterpret_cast<sockaddr *>(&address), sizeof address) != 0)
     fail("cannot connect to rigd at " + path);
-  return shake_hands(std::move(connected), version);
+  return connected;
+}
+
+ServiceConnection connect_to_rigd(const std::string &path, uint32_t version) {
+  return shake_hands(connect_socket(path), version);
 }
 
 ServiceConnection shake_hands(OwnedFd socket, uint32_t version) {

@@ -38,6 +38,10 @@ struct HandshakeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A stream socket connected to rigd's socket at path (close-on-exec);
+// throws HandshakeError saying why not.
+OwnedFd connect_socket(const std::string &path);
+
 // Connects to the rigd listening at path and shakes hands, speaking
 // protocol version (this library's, but for tests of a refusal).
 ServiceConnection connect_to_rigd(const std::string &path, uint32_t version = RIG_PROXY_VERSION);

@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 7u
+#define RIG_PROXY_VERSION 8u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -479,6 +479,101 @@ struct rig_proxy_fd_reply {
                      rigd's (export_fds) */
   uint64_t token; /* RIG_PROXY_EXPORT_OF_FD: the token the descriptor names */
   char why[RIG_PROXY_WHY_BYTES]; /* a refusal's reason, NUL-terminated */
+};
+
+/* The admin channel is rigd's socket: a connection whose hello is an
+ * admin request (its first 8 bytes a hello of magic
+ * RIG_PROXY_MAGIC_ADMIN) asks one thing and gets one reply, after which
+ * rigd closes it.  rigd answers only root, its own user and the members of
+ * its admin_group (SO_PEERCRED); anyone else gets status RIG_EOPEN with
+ * why.  STATS answers RIG_OK with a snapshot attached (SCM_RIGHTS): a
+ * sealed memfd of a rig_proxy_stats_header and its records.  DROP ends
+ * the session of client `client`: RIG_OK, or RIG_EINVAL where rigd has no
+ * such client connected. */
+#define RIG_PROXY_MAGIC_ADMIN 0x53474952u /* "RIGS" */
+#define RIG_PROXY_MAGIC_STATS 0x54474952u /* "RIGT": the snapshot's segment */
+
+enum rig_proxy_admin_op { RIG_PROXY_ADMIN_STATS = 1, RIG_PROXY_ADMIN_DROP = 2 };
+
+struct rig_proxy_admin_request {
+  uint32_t magic;   /* RIG_PROXY_MAGIC_ADMIN */
+  uint32_t version; /* RIG_PROXY_VERSION */
+  uint32_t op;      /* enum rig_proxy_admin_op */
+  uint32_t reserved; /* zero */
+  uint64_t client;  /* DROP: the client's id; zero otherwise */
+};
+
+struct rig_proxy_admin_reply {
+  uint32_t magic;   /* RIG_PROXY_MAGIC_ADMIN */
+  uint32_t version; /* rigd's RIG_PROXY_VERSION */
+  int32_t status;   /* RIG_OK, RIG_EOPEN (refused) or RIG_EINVAL */
+  uint32_t reserved;
+  char why[RIG_PROXY_WHY_BYTES]; /* a refusal's reason, NUL-terminated */
+};
+
+/* The snapshot: its header, then client_count clients, use_count uses
+ * (each client's first_use .. first_use + use_count - 1), device_count
+ * devices (in the order of the handshake's records) and export_count
+ * export rows, each array at its offset.  Counts are exact; quota_bytes
+ * UINT64_MAX where rigd sets none. */
+struct rig_proxy_stats_header {
+  struct rig_proxy_segment_header segment; /* magic RIG_PROXY_MAGIC_STATS */
+  uint32_t client_count;
+  uint32_t use_count;
+  uint32_t device_count;
+  uint32_t export_count;
+  uint64_t clients_offset;
+  uint64_t uses_offset;
+  uint64_t devices_offset;
+  uint64_t exports_offset;
+};
+
+struct rig_proxy_stats_client {
+  uint64_t id;
+  int64_t pid;
+  uint32_t uid;
+  uint32_t use_count;
+  uint32_t first_use;
+  uint32_t reserved;
+  int64_t connected_ns; /* CLOCK_REALTIME */
+  char command[RIG_PROXY_NAME_BYTES];
+  uint64_t device_bytes;
+  uint64_t quota_bytes;
+  uint64_t images;
+  uint64_t submissions;
+  uint64_t copies;
+  uint64_t copied_bytes;
+  uint64_t fills;
+  uint64_t launches;
+  uint64_t waits;
+  uint64_t faults;
+  char lost[RIG_PROXY_WHY_BYTES]; /* its last loss's why, "" for none */
+};
+
+struct rig_proxy_stats_use {
+  uint32_t device; /* the served device's index */
+  uint32_t reserved;
+  uint64_t instances;
+  uint64_t bytes;
+};
+
+struct rig_proxy_stats_device {
+  char name[RIG_PROXY_NAME_BYTES];
+  uint64_t clients;
+  uint64_t instances;
+  uint64_t allocated;
+  uint64_t cached;
+  uint64_t queued;
+  uint64_t busy_ns;
+  uint64_t faults;
+};
+
+struct rig_proxy_stats_export {
+  uint64_t exporter;
+  uint32_t device;
+  uint32_t reserved;
+  uint64_t bytes;
+  uint64_t importer; /* 0 for none yet */
 };
 
 #ifdef __cplusplus

@@ -149,6 +149,127 @@ rig_status_t rig_service_share_fd(rig_buffer_t *b, int *fd);
  * rig_service_import; RIG_ELOST if d is lost. */
 rig_status_t rig_service_import_fd(rig_device_t *d, int fd, rig_buffer_t **out);
 
+/* ------------------------------------------------------------------------ */
+/* rigd's counters and its admin channel                                     */
+
+/* A count without a bound: a client's quota_bytes where rigd sets none. */
+#define RIG_SERVICE_UNBOUNDED UINT64_MAX
+
+/* A snapshot of rigd's counters, taken at once on rigd's admin channel:
+ * its clients (each with the served devices it uses), its served devices
+ * and its exports.  Read-only; every string it answers lives as long as
+ * the snapshot. */
+typedef struct rig_service_stats rig_service_stats_t;
+
+/* A client of rigd, as a snapshot saw it.  size is
+ * sizeof(rig_service_client_info_t) as the caller compiled it: the
+ * fields that fit in it are written, the rest not. */
+typedef struct rig_service_client_info {
+  size_t size;
+  uint64_t id;          /* rigd's number of the client, unique in rigd's life */
+  int64_t pid;          /* its process (SO_PEERCRED at connect) */
+  uint32_t uid;         /* its user */
+  const char *user;     /* the user's name, or its number where it has none */
+  const char *command;  /* the process's name (/proc/PID/comm) at connect */
+  int64_t connected_ns; /* when rigd admitted it, CLOCK_REALTIME */
+  uint64_t device_bytes; /* device memory it holds: buffers, imports, images */
+  uint64_t quota_bytes;  /* its quota_bytes, RIG_SERVICE_UNBOUNDED for none */
+  uint64_t images;       /* images it loaded */
+  uint64_t submissions;  /* hand-overs rigd took */
+  uint64_t copies;       /* copy parts of those */
+  uint64_t copied_bytes; /* the bytes those copies move */
+  uint64_t fills;        /* fill parts */
+  uint64_t launches;     /* launch parts */
+  uint64_t waits;        /* waits on other proxies' values rigd served */
+  uint64_t faults;       /* proxies of it rigd lost */
+  const char *lost;      /* the reason of its last loss, "" where none */
+  size_t uses;           /* the served devices it has opened proxies of */
+} rig_service_client_info_t;
+
+/* A served device a client uses.  size as rig_service_client_info_t's. */
+typedef struct rig_service_use_info {
+  size_t size;
+  const char *device;  /* the served device's name, such as "SIM:0" */
+  uint64_t instances;  /* instances rigd opened for the client: 1, one more after each loss */
+  uint64_t bytes;      /* the device memory of it the client holds */
+} rig_service_use_info_t;
+
+/* A served device.  size as rig_service_client_info_t's. */
+typedef struct rig_service_device_info {
+  size_t size;
+  const char *name;   /* such as "SIM:0" */
+  uint64_t clients;   /* clients that use it */
+  uint64_t instances; /* its live instances (clients', and idle ones) */
+  uint64_t allocated; /* bytes allocated on it and its instances (rig_allocated) */
+  uint64_t cached;    /* of those, the bytes no client holds: caches, idle instances */
+  uint64_t queued;    /* clients' values handed over on it and not done */
+  uint64_t busy_ns;   /* time clients' values on it waited for their work, summed */
+  uint64_t faults;    /* clients' proxies of it rigd lost */
+} rig_service_device_info_t;
+
+/* An export: one row for each client that imported it, or one with
+ * importer 0 while none has.  size as rig_service_client_info_t's. */
+typedef struct rig_service_export_info {
+  size_t size;
+  uint64_t exporter;  /* the exporting client's id */
+  const char *device; /* the served device whose memory it is */
+  uint64_t bytes;     /* the bytes exported */
+  uint64_t importer;  /* an importing client's id, 0 for none yet */
+} rig_service_export_info_t;
+
+/* Takes a snapshot of rigd's counters as *out, on the admin channel of
+ * the rigd at opts's socket (opts may be NULL: the first socket of
+ * rig_service_connect's list that answers).  The admin channel is rigd's
+ * socket itself: a connection whose hello asks the admin role, which rigd
+ * answers only for root, rigd's own user and the members of its config's
+ * admin_group, by the peer's credentials (SO_PEERCRED), and which is no
+ * client: it counts in no client list and holds nothing.
+ *
+ * RIG_EOPEN with the reason where no rigd answers, rigd refuses the role
+ * ("rigd admits only root and group G to its admin channel: uid U is
+ * neither"), speaks another protocol version or answers a malformed
+ * snapshot; RIG_EINVAL if out is NULL or opts->size is too small.  *out
+ * is NULL on error. */
+rig_status_t rig_service_stats(const rig_service_options_t *opts, rig_service_stats_t **out);
+
+/* Releases a snapshot; NULL is ignored. */
+void rig_service_stats_release(rig_service_stats_t *s);
+
+/* The snapshot's clients, 0 for NULL. */
+size_t rig_service_stats_clients(const rig_service_stats_t *s);
+
+/* Writes the snapshot's i-th client into *out, as much of it as out->size
+ * holds.  RIG_EINVAL if s or out is NULL, out->size is less than a
+ * size_t, or i is not below rig_service_stats_clients. */
+rig_status_t rig_service_stats_client(const rig_service_stats_t *s, size_t i, rig_service_client_info_t *out);
+
+/* Writes the j-th served device client i uses into *out, as
+ * rig_service_stats_client does.  RIG_EINVAL as rig_service_stats_client,
+ * and if j is not below the client's uses. */
+rig_status_t rig_service_stats_use(const rig_service_stats_t *s, size_t client, size_t j,
+                                   rig_service_use_info_t *out);
+
+/* The snapshot's served devices, 0 for NULL; rig_service_stats_device
+ * writes the i-th, as rig_service_stats_client does. */
+size_t rig_service_stats_devices(const rig_service_stats_t *s);
+rig_status_t rig_service_stats_device(const rig_service_stats_t *s, size_t i, rig_service_device_info_t *out);
+
+/* The snapshot's export rows, 0 for NULL; rig_service_stats_export
+ * writes the i-th, as rig_service_stats_client does. */
+size_t rig_service_stats_exports(const rig_service_stats_t *s);
+rig_status_t rig_service_stats_export(const rig_service_stats_t *s, size_t i, rig_service_export_info_t *out);
+
+/* Disconnects rigd's client `client` (its id) on the admin channel of the
+ * rigd at opts's socket, as rig_service_stats reaches it: rigd closes the
+ * client's connection, which then sees its proxies lost ("rigd closed the
+ * connection"), and everything the client held returns once its work is
+ * done, as when a client leaves.  Returns once rigd has asked the client's
+ * session to end.
+ *
+ * RIG_EOPEN as rig_service_stats; RIG_EINVAL where rigd has no client of
+ * that id connected, or opts->size is too small. */
+rig_status_t rig_service_drop(const rig_service_options_t *opts, uint64_t client);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -44,4 +44,16 @@ Test(protocol_layout, messages_have_no_padding) {
   cr_assert_eq(sizeof(struct rig_proxy_fd_request), 16);
   cr_assert_eq(sizeof(struct rig_proxy_fd_reply), 16 + RIG_PROXY_WHY_BYTES);
   cr_assert_eq(sizeof(struct rig_proxy_ring_segment), 80);
+  /* The admin channel's request starts as a hello does. */
+  cr_assert_eq(sizeof(struct rig_proxy_admin_request), 24);
+  cr_assert_eq(offsetof(struct rig_proxy_admin_request, version), offsetof(struct rig_proxy_hello, version));
+  cr_assert_eq(sizeof(struct rig_proxy_admin_reply), 16 + RIG_PROXY_WHY_BYTES);
+}
+
+Test(protocol_layout, the_snapshot_records_have_no_padding) {
+  cr_assert_eq(sizeof(struct rig_proxy_stats_header), 64);
+  cr_assert_eq(sizeof(struct rig_proxy_stats_client), 40 + RIG_PROXY_NAME_BYTES + 80 + RIG_PROXY_WHY_BYTES);
+  cr_assert_eq(sizeof(struct rig_proxy_stats_use), 24);
+  cr_assert_eq(sizeof(struct rig_proxy_stats_device), RIG_PROXY_NAME_BYTES + 56);
+  cr_assert_eq(sizeof(struct rig_proxy_stats_export), 32);
 }

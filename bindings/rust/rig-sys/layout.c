@@ -14,6 +14,7 @@
 #define OFFSET_AS(t, m, name) printf("pub const OFFSET_%s_%s: usize = %zu;\n", #t, #name, offsetof(t, m))
 #define OFFSET(t, m) OFFSET_AS(t, m, m)
 #define VALUE(name) printf("pub const C_%s: i128 = %lld;\n", #name, (long long)(name))
+#define UVALUE(name) printf("pub const C_%s: i128 = %llu;\n", #name, (unsigned long long)(name))
 
 int main(void) {
   SIZE(rig_open_options_t);
@@ -57,6 +58,43 @@ int main(void) {
   OFFSET(rig_submission_options_t, keep_context);
   SIZE(rig_service_options_t);
   OFFSET(rig_service_options_t, socket);
+  SIZE(rig_service_client_info_t);
+  OFFSET(rig_service_client_info_t, id);
+  OFFSET(rig_service_client_info_t, pid);
+  OFFSET(rig_service_client_info_t, uid);
+  OFFSET(rig_service_client_info_t, user);
+  OFFSET(rig_service_client_info_t, command);
+  OFFSET(rig_service_client_info_t, connected_ns);
+  OFFSET(rig_service_client_info_t, device_bytes);
+  OFFSET(rig_service_client_info_t, quota_bytes);
+  OFFSET(rig_service_client_info_t, images);
+  OFFSET(rig_service_client_info_t, submissions);
+  OFFSET(rig_service_client_info_t, copies);
+  OFFSET(rig_service_client_info_t, copied_bytes);
+  OFFSET(rig_service_client_info_t, fills);
+  OFFSET(rig_service_client_info_t, launches);
+  OFFSET(rig_service_client_info_t, waits);
+  OFFSET(rig_service_client_info_t, faults);
+  OFFSET(rig_service_client_info_t, lost);
+  OFFSET(rig_service_client_info_t, uses);
+  SIZE(rig_service_use_info_t);
+  OFFSET(rig_service_use_info_t, device);
+  OFFSET(rig_service_use_info_t, instances);
+  OFFSET(rig_service_use_info_t, bytes);
+  SIZE(rig_service_device_info_t);
+  OFFSET(rig_service_device_info_t, name);
+  OFFSET(rig_service_device_info_t, clients);
+  OFFSET(rig_service_device_info_t, instances);
+  OFFSET(rig_service_device_info_t, allocated);
+  OFFSET(rig_service_device_info_t, cached);
+  OFFSET(rig_service_device_info_t, queued);
+  OFFSET(rig_service_device_info_t, busy_ns);
+  OFFSET(rig_service_device_info_t, faults);
+  SIZE(rig_service_export_info_t);
+  OFFSET(rig_service_export_info_t, exporter);
+  OFFSET(rig_service_export_info_t, device);
+  OFFSET(rig_service_export_info_t, bytes);
+  OFFSET(rig_service_export_info_t, importer);
   SIZE(rig_disk_range_t);
   OFFSET(rig_disk_range_t, file_offset);
   OFFSET(rig_disk_range_t, dst);
@@ -69,6 +107,7 @@ int main(void) {
   VALUE(RIG_VERSION);
   VALUE(RIG_WORD_BYTES);
   VALUE(RIG_POINT_VALUE_MAX);
+  UVALUE(RIG_SERVICE_UNBOUNDED);
   VALUE(RIG_OK);
   VALUE(RIG_EINVAL);
   VALUE(RIG_ELOST);

@@ -21,6 +21,7 @@ pub const RIG_VERSION_PATCH: c_int = 0;
 pub const RIG_VERSION: c_int = RIG_VERSION_MAJOR * 10000 + RIG_VERSION_MINOR * 100 + RIG_VERSION_PATCH;
 pub const RIG_WORD_BYTES: c_int = 4;
 pub const RIG_POINT_VALUE_MAX: u64 = (1u64 << 47) - 1;
+pub const RIG_SERVICE_UNBOUNDED: u64 = u64::MAX;
 pub const RIG_DISK_KEY: &[u8] = b"rig.disk\0";
 
 // Enums are C ints: a value the library adds later is no undefined
@@ -87,7 +88,7 @@ macro_rules! opaque {
 }
 opaque!(
     rig_device_t, rig_buffer_t, rig_export_t, rig_image_t, rig_function_t, rig_submission_t, rig_run_t,
-    rig_local_key_t, rig_machine_t
+    rig_local_key_t, rig_machine_t, rig_service_stats_t
 );
 
 #[repr(C)]
@@ -224,6 +225,63 @@ pub struct rig_submission_options_t {
 pub struct rig_service_options_t {
     pub size: usize,
     pub socket: *const c_char,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rig_service_client_info_t {
+    pub size: usize,
+    pub id: u64,
+    pub pid: i64,
+    pub uid: u32,
+    pub user: *const c_char,
+    pub command: *const c_char,
+    pub connected_ns: i64,
+    pub device_bytes: u64,
+    pub quota_bytes: u64,
+    pub images: u64,
+    pub submissions: u64,
+    pub copies: u64,
+    pub copied_bytes: u64,
+    pub fills: u64,
+    pub launches: u64,
+    pub waits: u64,
+    pub faults: u64,
+    pub lost: *const c_char,
+    pub uses: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rig_service_use_info_t {
+    pub size: usize,
+    pub device: *const c_char,
+    pub instances: u64,
+    pub bytes: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rig_service_device_info_t {
+    pub size: usize,
+    pub name: *const c_char,
+    pub clients: u64,
+    pub instances: u64,
+    pub allocated: u64,
+    pub cached: u64,
+    pub queued: u64,
+    pub busy_ns: u64,
+    pub faults: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rig_service_export_info_t {
+    pub size: usize,
+    pub exporter: u64,
+    pub device: *const c_char,
+    pub bytes: u64,
+    pub importer: u64,
 }
 
 #[repr(C)]
@@ -416,4 +474,19 @@ extern "C" {
     pub fn rig_service_import(d: *mut rig_device_t, token: u64, out: *mut *mut rig_buffer_t) -> rig_status_t;
     pub fn rig_service_share_fd(b: *mut rig_buffer_t, fd: *mut c_int) -> rig_status_t;
     pub fn rig_service_import_fd(d: *mut rig_device_t, fd: c_int, out: *mut *mut rig_buffer_t) -> rig_status_t;
+    pub fn rig_service_stats(opts: *const rig_service_options_t, out: *mut *mut rig_service_stats_t) -> rig_status_t;
+    pub fn rig_service_stats_release(s: *mut rig_service_stats_t);
+    pub fn rig_service_stats_clients(s: *const rig_service_stats_t) -> usize;
+    pub fn rig_service_stats_client(s: *const rig_service_stats_t, i: usize, out: *mut rig_service_client_info_t)
+        -> rig_status_t;
+    pub fn rig_service_stats_use(
+        s: *const rig_service_stats_t, client: usize, j: usize, out: *mut rig_service_use_info_t,
+    ) -> rig_status_t;
+    pub fn rig_service_stats_devices(s: *const rig_service_stats_t) -> usize;
+    pub fn rig_service_stats_device(s: *const rig_service_stats_t, i: usize, out: *mut rig_service_device_info_t)
+        -> rig_status_t;
+    pub fn rig_service_stats_exports(s: *const rig_service_stats_t) -> usize;
+    pub fn rig_service_stats_export(s: *const rig_service_stats_t, i: usize, out: *mut rig_service_export_info_t)
+        -> rig_status_t;
+    pub fn rig_service_drop(opts: *const rig_service_options_t, client: u64) -> rig_status_t;
 }

@@ -67,6 +67,43 @@ fn structs_match_the_headers() {
     assert_eq!(offset!(rig_submission_options_t, keep_context), c::OFFSET_rig_submission_options_t_keep_context);
     same_layout!(rig_service_options_t, c::SIZE_rig_service_options_t, c::ALIGN_rig_service_options_t);
     assert_eq!(offset!(rig_service_options_t, socket), c::OFFSET_rig_service_options_t_socket);
+    same_layout!(rig_service_client_info_t, c::SIZE_rig_service_client_info_t, c::ALIGN_rig_service_client_info_t);
+    assert_eq!(offset!(rig_service_client_info_t, id), c::OFFSET_rig_service_client_info_t_id);
+    assert_eq!(offset!(rig_service_client_info_t, pid), c::OFFSET_rig_service_client_info_t_pid);
+    assert_eq!(offset!(rig_service_client_info_t, uid), c::OFFSET_rig_service_client_info_t_uid);
+    assert_eq!(offset!(rig_service_client_info_t, user), c::OFFSET_rig_service_client_info_t_user);
+    assert_eq!(offset!(rig_service_client_info_t, command), c::OFFSET_rig_service_client_info_t_command);
+    assert_eq!(offset!(rig_service_client_info_t, connected_ns), c::OFFSET_rig_service_client_info_t_connected_ns);
+    assert_eq!(offset!(rig_service_client_info_t, device_bytes), c::OFFSET_rig_service_client_info_t_device_bytes);
+    assert_eq!(offset!(rig_service_client_info_t, quota_bytes), c::OFFSET_rig_service_client_info_t_quota_bytes);
+    assert_eq!(offset!(rig_service_client_info_t, images), c::OFFSET_rig_service_client_info_t_images);
+    assert_eq!(offset!(rig_service_client_info_t, submissions), c::OFFSET_rig_service_client_info_t_submissions);
+    assert_eq!(offset!(rig_service_client_info_t, copies), c::OFFSET_rig_service_client_info_t_copies);
+    assert_eq!(offset!(rig_service_client_info_t, copied_bytes), c::OFFSET_rig_service_client_info_t_copied_bytes);
+    assert_eq!(offset!(rig_service_client_info_t, fills), c::OFFSET_rig_service_client_info_t_fills);
+    assert_eq!(offset!(rig_service_client_info_t, launches), c::OFFSET_rig_service_client_info_t_launches);
+    assert_eq!(offset!(rig_service_client_info_t, waits), c::OFFSET_rig_service_client_info_t_waits);
+    assert_eq!(offset!(rig_service_client_info_t, faults), c::OFFSET_rig_service_client_info_t_faults);
+    assert_eq!(offset!(rig_service_client_info_t, lost), c::OFFSET_rig_service_client_info_t_lost);
+    assert_eq!(offset!(rig_service_client_info_t, uses), c::OFFSET_rig_service_client_info_t_uses);
+    same_layout!(rig_service_use_info_t, c::SIZE_rig_service_use_info_t, c::ALIGN_rig_service_use_info_t);
+    assert_eq!(offset!(rig_service_use_info_t, device), c::OFFSET_rig_service_use_info_t_device);
+    assert_eq!(offset!(rig_service_use_info_t, instances), c::OFFSET_rig_service_use_info_t_instances);
+    assert_eq!(offset!(rig_service_use_info_t, bytes), c::OFFSET_rig_service_use_info_t_bytes);
+    same_layout!(rig_service_device_info_t, c::SIZE_rig_service_device_info_t, c::ALIGN_rig_service_device_info_t);
+    assert_eq!(offset!(rig_service_device_info_t, name), c::OFFSET_rig_service_device_info_t_name);
+    assert_eq!(offset!(rig_service_device_info_t, clients), c::OFFSET_rig_service_device_info_t_clients);
+    assert_eq!(offset!(rig_service_device_info_t, instances), c::OFFSET_rig_service_device_info_t_instances);
+    assert_eq!(offset!(rig_service_device_info_t, allocated), c::OFFSET_rig_service_device_info_t_allocated);
+    assert_eq!(offset!(rig_service_device_info_t, cached), c::OFFSET_rig_service_device_info_t_cached);
+    assert_eq!(offset!(rig_service_device_info_t, queued), c::OFFSET_rig_service_device_info_t_queued);
+    assert_eq!(offset!(rig_service_device_info_t, busy_ns), c::OFFSET_rig_service_device_info_t_busy_ns);
+    assert_eq!(offset!(rig_service_device_info_t, faults), c::OFFSET_rig_service_device_info_t_faults);
+    same_layout!(rig_service_export_info_t, c::SIZE_rig_service_export_info_t, c::ALIGN_rig_service_export_info_t);
+    assert_eq!(offset!(rig_service_export_info_t, exporter), c::OFFSET_rig_service_export_info_t_exporter);
+    assert_eq!(offset!(rig_service_export_info_t, device), c::OFFSET_rig_service_export_info_t_device);
+    assert_eq!(offset!(rig_service_export_info_t, bytes), c::OFFSET_rig_service_export_info_t_bytes);
+    assert_eq!(offset!(rig_service_export_info_t, importer), c::OFFSET_rig_service_export_info_t_importer);
     same_layout!(rig_disk_range_t, c::SIZE_rig_disk_range_t, c::ALIGN_rig_disk_range_t);
     assert_eq!(offset!(rig_disk_range_t, file_offset), c::OFFSET_rig_disk_range_t_file_offset);
     assert_eq!(offset!(rig_disk_range_t, dst), c::OFFSET_rig_disk_range_t_dst);
@@ -83,6 +120,7 @@ fn constants_match_the_headers() {
         ("RIG_VERSION", RIG_VERSION as i128, c::C_RIG_VERSION),
         ("RIG_WORD_BYTES", RIG_WORD_BYTES as i128, c::C_RIG_WORD_BYTES),
         ("RIG_POINT_VALUE_MAX", RIG_POINT_VALUE_MAX as i128, c::C_RIG_POINT_VALUE_MAX),
+        ("RIG_SERVICE_UNBOUNDED", RIG_SERVICE_UNBOUNDED as i128, c::C_RIG_SERVICE_UNBOUNDED),
         ("RIG_OK", RIG_OK as i128, c::C_RIG_OK),
         ("RIG_EINVAL", RIG_EINVAL as i128, c::C_RIG_EINVAL),
         ("RIG_ELOST", RIG_ELOST as i128, c::C_RIG_ELOST),

@@ -1,0 +1,174 @@
+/* rigd's counters in Prometheus' text format (metrics_text.h). */
+#include "metrics_text.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+/* A label value, escaped as the format wants: backslash, quote, newline. */
+static void put_value(FILE *out, const char *s) {
+  for (; *s; s++) {
+    if (*s == '\\' || *s == '"')
+      fprintf(out, "\\%c", *s);
+    else if (*s == '\n')
+      fputs("\\n", out);
+    else
+      fputc(*s, out);
+  }
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help) {
+  fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void client_labels(FILE *out, const rig_service_client_info_t *c) {
+  fprintf(out, "client=\"%" PRIu64 "\",pid=\"%" PRId64 "\",user=\"", c->id, c->pid);
+  put_value(out, c->user);
+  fputs("\",command=\"", out);
+  put_value(out, c->command);
+  fputc('"', out);
+}
+
+/* A client's count, read from its info at offset. */
+typedef struct client_family {
+  const char *name, *type, *help;
+  size_t offset;
+} count_family_t;
+
+static const count_family_t client_families[] = {
+    {"rigd_client_device_bytes", "gauge", "Device memory the client holds: buffers, imports, images.",
+     offsetof(rig_service_client_info_t, device_bytes)},
+    {"rigd_client_images_total", "counter", "Images the client loaded.", offsetof(rig_service_client_info_t, images)},
+    {"rigd_client_submissions_total", "counter", "Hand-overs of the client rigd took.",
+     offsetof(rig_service_client_info_t, submissions)},
+    {"rigd_client_copies_total", "counter", "Copy parts of the client's hand-overs.",
+     offsetof(rig_service_client_info_t, copies)},
+    {"rigd_client_copied_bytes_total", "counter", "Bytes the client's copies move.",
+     offsetof(rig_service_client_info_t, copied_bytes)},
+    {"rigd_client_fills_total", "counter", "Fill parts of the client's hand-overs.",
+     offsetof(rig_service_client_info_t, fills)},
+    {"rigd_client_launches_total", "counter", "Launch parts of the client's hand-overs.",
+     offsetof(rig_service_client_info_t, launches)},
+    {"rigd_client_waits_total", "counter", "Waits on other proxies' values rigd served the client.",
+     offsetof(rig_service_client_info_t, waits)},
+    {"rigd_client_faults_total", "counter", "Proxies of the client rigd lost.",
+     offsetof(rig_service_client_info_t, faults)},
+};
+
+static uint64_t count_at(const void *info, size_t offset) {
+  uint64_t v;
+  memcpy(&v, (const char *)info + offset, sizeof v);
+  return v;
+}
+
+static const count_family_t device_families[] = {
+    {"rigd_device_clients", "gauge", "Clients that use the served device.", offsetof(rig_service_device_info_t, clients)},
+    {"rigd_device_instances", "gauge", "Live instances of the served device: clients' and idle.",
+     offsetof(rig_service_device_info_t, instances)},
+    {"rigd_device_allocated_bytes", "gauge", "Bytes allocated on the served device and its instances.",
+     offsetof(rig_service_device_info_t, allocated)},
+    {"rigd_device_cached_bytes", "gauge", "Of those, the bytes no client holds.",
+     offsetof(rig_service_device_info_t, cached)},
+    {"rigd_device_queued", "gauge", "Values handed over on the served device and not done.",
+     offsetof(rig_service_device_info_t, queued)},
+    {"rigd_device_busy_nanoseconds", "gauge", "Time its connected clients' values waited for their work.",
+     offsetof(rig_service_device_info_t, busy_ns)},
+    {"rigd_device_faults", "gauge", "Its connected clients' proxies rigd lost.",
+     offsetof(rig_service_device_info_t, faults)},
+};
+
+static void write_clients(FILE *out, const rig_service_stats_t *s) {
+  size_t n = rig_service_stats_clients(s);
+  family(out, "rigd_clients", "gauge", "Clients connected to rigd.");
+  fprintf(out, "rigd_clients %zu\n", n);
+  family(out, "rigd_client_start_time_seconds", "gauge", "When rigd admitted the client, since the epoch.");
+  for (size_t i = 0; i < n; i++) {
+    rig_service_client_info_t c = {.size = sizeof c};
+    if (rig_service_stats_client(s, i, &c) != RIG_OK) continue;
+    fputs("rigd_client_start_time_seconds{", out);
+    client_labels(out, &c);
+    fprintf(out, "} %" PRId64 ".%09" PRId64 "\n", c.connected_ns / 1000000000, c.connected_ns % 1000000000);
+  }
+  family(out, "rigd_client_quota_bytes", "gauge", "The client's quota_bytes, where rigd sets one.");
+  for (size_t i = 0; i < n; i++) {
+    rig_service_client_info_t c = {.size = sizeof c};
+    if (rig_service_stats_client(s, i, &c) != RIG_OK || c.quota_bytes == RIG_SERVICE_UNBOUNDED) continue;
+    fputs("rigd_client_quota_bytes{", out);
+    client_labels(out, &c);
+    fprintf(out, "} %" PRIu64 "\n", c.quota_bytes);
+  }
+  for (size_t f = 0; f < sizeof client_families / sizeof client_families[0]; f++) {
+    const count_family_t *cf = &client_families[f];
+    family(out, cf->name, cf->type, cf->help);
+    for (size_t i = 0; i < n; i++) {
+      rig_service_client_info_t c = {.size = sizeof c};
+      if (rig_service_stats_client(s, i, &c) != RIG_OK) continue;
+      fprintf(out, "%s{", cf->name);
+      client_labels(out, &c);
+      fprintf(out, "} %" PRIu64 "\n", count_at(&c, cf->offset));
+    }
+  }
+  family(out, "rigd_client_use_bytes", "gauge", "Device memory the client holds on a served device.");
+  for (size_t i = 0; i < n; i++) {
+    rig_service_client_info_t c = {.size = sizeof c};
+    if (rig_service_stats_client(s, i, &c) != RIG_OK) continue;
+    for (size_t j = 0; j < c.uses; j++) {
+      rig_service_use_info_t u = {.size = sizeof u};
+      if (rig_service_stats_use(s, i, j, &u) != RIG_OK) continue;
+      fputs("rigd_client_use_bytes{", out);
+      client_labels(out, &c);
+      fputs(",device=\"", out);
+      put_value(out, u.device);
+      fprintf(out, "\"} %" PRIu64 "\n", u.bytes);
+    }
+  }
+}
+
+static void write_devices(FILE *out, const rig_service_stats_t *s) {
+  size_t n = rig_service_stats_devices(s);
+  for (size_t f = 0; f < sizeof device_families / sizeof device_families[0]; f++) {
+    const count_family_t *df = &device_families[f];
+    family(out, df->name, df->type, df->help);
+    for (size_t i = 0; i < n; i++) {
+      rig_service_device_info_t d = {.size = sizeof d};
+      if (rig_service_stats_device(s, i, &d) != RIG_OK) continue;
+      fprintf(out, "%s{device=\"", df->name);
+      put_value(out, d.name);
+      fprintf(out, "\"} %" PRIu64 "\n", count_at(&d, df->offset));
+    }
+  }
+}
+
+static bool same_pair(const rig_service_export_info_t *a, const rig_service_export_info_t *b) {
+  return a->exporter == b->exporter && a->importer == b->importer && strcmp(a->device, b->device) == 0;
+}
+
+/* One sample for each exporter, importer and device: the bytes of all the
+ * exports between them, so that no two samples share their labels. */
+static void write_exports(FILE *out, const rig_service_stats_t *s) {
+  size_t n = rig_service_stats_exports(s);
+  family(out, "rigd_export_bytes", "gauge", "Bytes a client exported, by importer (0: none yet).");
+  for (size_t i = 0; i < n; i++) {
+    rig_service_export_info_t e = {.size = sizeof e};
+    if (rig_service_stats_export(s, i, &e) != RIG_OK) continue;
+    bool seen = false;
+    for (size_t j = 0; j < n; j++) {
+      rig_service_export_info_t other = {.size = sizeof other};
+      if (j == i || rig_service_stats_export(s, j, &other) != RIG_OK || !same_pair(&e, &other)) continue;
+      if (j < i) seen = true;
+      e.bytes += other.bytes;
+    }
+    if (seen) continue;
+    fprintf(out, "rigd_export_bytes{exporter=\"%" PRIu64 "\",importer=\"%" PRIu64 "\",device=\"", e.exporter,
+            e.importer);
+    put_value(out, e.device);
+    fprintf(out, "\"} %" PRIu64 "\n", e.bytes);
+  }
+}
+
+bool write_metrics_text(FILE *out, const rig_service_stats_t *s) {
+  write_clients(out, s);
+  write_devices(out, s);
+  write_exports(out, s);
+  return fflush(out) == 0 && !ferror(out);
+}
