@@ -48,32 +48,34 @@ const std::string slow_config = "latency_us=" + std::to_string(slow_value_ms * 1
 // A client that allocates held bytes of SIM:0@rigd on an instance slowed
 // by slow_config (rigd zeroes them there: a slow value), tells link, and
 // waits to be killed: its memory returns once that value is done.
-pid_t slow_client(const std::string &socket, int link) {
-  return fork_client(
-      [socket, link] {
+pid_t slow_client(const std::string &socket, Channel &link) {
+  return start_on_link(
+      link,
+      [&](int end) {
         connect_service(socket);
         rig_open_options_t slow{sizeof slow, slow_config.c_str()};
         rig_device_t *d = nullptr;
         require(rig_open("SIM:0@rigd", &slow, &d) == RIG_OK, "open: %s", rig_last_error());
         create_buffer(d, held);
-        exchange(link, 1, "the test is gone");
+        exchange(end, 1, "the test is gone");
         return 0;
       },
-      {link});
+      "the slow client allocated");
 }
 
 // A client that tells link, then allocates held bytes of SIM:0@rigd: an
 // allocation that waits for the slow client's memory.
-pid_t allocating_client(const std::string &socket, int link) {
-  return fork_client(
-      [socket, link] {
+pid_t allocating_client(const std::string &socket, Channel &link) {
+  return start_on_link(
+      link,
+      [&](int end) {
         connect_service(socket);
         rig_device_t *d = open_device("SIM:0@rigd");
-        require(send_value(link, 1), "the test is gone");
+        require(send_value(end, 1), "the test is gone");
         rig_buffer_unref(create_buffer(d, held));
         return 0;
       },
-      {link});
+      "the allocating client connected");
 }
 
 // Kills a client, waits for it, and answers how long rigd took to count it
@@ -102,18 +104,13 @@ Test(full_device, an_allocation_that_waits_for_another_clients_work_holds_no_pol
     setenv("RIG_SIM", ("budget=" + std::to_string(budget)).c_str(), 1);
   });
   raw::Client steady(rigd.socket);
-  uint64_t v;
   Channel slow_link;
-  pid_t slow = slow_client(rigd.socket, slow_link.ends[1]);
-  slow_link.close_end(1);
-  cr_assert(receive_value(slow_link.ends[0], v, client_start_ms), "the slow client allocated");
+  pid_t slow = slow_client(rigd.socket, slow_link);
   kill(slow, SIGKILL);
   await_client(slow, client_end_s);
 
   Channel alloc_link;
-  pid_t allocating = allocating_client(rigd.socket, alloc_link.ends[1]);
-  alloc_link.close_end(1);
-  cr_assert(receive_value(alloc_link.ends[0], v, client_start_ms), "the allocating client connected");
+  pid_t allocating = allocating_client(rigd.socket, alloc_link);
   // Its allocation comes to rigd in a moment, and waits: the served device
   // holds the slow client's memory still, which its session let go as it
   // ended.
