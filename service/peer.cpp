@@ -1,11 +1,12 @@
 // A connection's peer (peer.hpp).
 #include "peer.hpp"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <string>
 
 namespace rigd {
 
@@ -18,9 +19,18 @@ std::string user_name(uid_t uid) {
   return found->pw_name;
 }
 
+// The process's name, as the kernel keeps it (at most 15 bytes); "" where
+// it cannot be read, rigd out of descriptors included.
 std::string command_of(pid_t pid) {
-  std::string command;
-  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/comm"), command);
+  std::string path = "/proc/" + std::to_string(pid) + "/comm";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char name[64];
+  ssize_t n = read(fd, name, sizeof name);
+  close(fd);
+  if (n <= 0) return "";
+  std::string command(name, static_cast<size_t>(n));
+  if (command.back() == '\n') command.pop_back();
   return command;
 }
 
