@@ -128,6 +128,9 @@ void rigd_side(FuzzedDataProvider &in) {
   rig_proxy_hello hello{RIG_PROXY_MAGIC_HELLO, RIG_PROXY_VERSION};
   auto raw_hello = in.ConsumeBytes<std::byte>(code & 1 ? 0 : sizeof hello);
   if (!(code & 1)) copy_into(hello, raw_hello);
+  // An admin request is another conversation (a request and one reply),
+  // which the operators' tests drive: this one is a client's.
+  if (hello.magic == RIG_PROXY_MAGIC_ADMIN) hello.magic ^= 1;
   size_t hello_bytes = code & 1 ? sizeof hello : raw_hello.size();
   bool sent = rig::proxy::send_message(client.get(), bytes_of(hello).first(hello_bytes), attached(code >> 1));
   // What rigd answers each request (the reply's magic and status), up to
@@ -164,7 +167,7 @@ void rigd_side(FuzzedDataProvider &in) {
   }
   if (read == rigd::Hello::Read::complete && said.refusal().empty()) {
     RIGD_FUZZ_CHECK(users.join(getuid()));
-    session.emplace(pair[1], getuid(), served(), policy, exports, users, [] {});
+    session.emplace(pair[1], getuid(), getpid(), served(), policy, exports, users, [] {});
   } else {
     if (read == rigd::Hello::Read::complete) rigd::refuse(pair[1], said.refusal(), "");
     close(pair[1]);

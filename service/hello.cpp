@@ -38,8 +38,9 @@ rig_proxy_admin_request Hello::admin_request() const noexcept {
 std::string Hello::refusal() const {
   rig_proxy_hello hello;
   std::memcpy(&hello, bytes_.data(), sizeof hello);
-  bool known = hello.magic == RIG_PROXY_MAGIC_HELLO || (admin() && admin_request().reserved == 0);
-  if (known && hello.version == RIG_PROXY_VERSION) return "";
+  bool known = hello.magic == RIG_PROXY_MAGIC_HELLO || admin();
+  if (known && hello.version == RIG_PROXY_VERSION)
+    return admin() && admin_request().reserved != 0 ? "the admin request's reserved field is not zero" : "";
   return "the client speaks protocol version " + std::to_string(hello.version) + ", rigd speaks " +
          std::to_string(RIG_PROXY_VERSION);
 }

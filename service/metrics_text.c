@@ -29,54 +29,87 @@ static void client_labels(FILE *out, const rig_service_client_info_t *c) {
   fputc('"', out);
 }
 
-/* A client's count, read from its info at offset. */
-typedef struct client_family {
+/* A family of counts, one sample for each client or each served device:
+ * the uint64_t at offset of its info. */
+typedef enum { OF_CLIENT, OF_DEVICE } owner_t;
+
+typedef struct count_family {
   const char *name, *type, *help;
+  owner_t of;
   size_t offset;
 } count_family_t;
 
-static const count_family_t client_families[] = {
+#define CLIENT(field) OF_CLIENT, offsetof(rig_service_client_info_t, field)
+#define DEVICE(field) OF_DEVICE, offsetof(rig_service_device_info_t, field)
+static const count_family_t families[] = {
     {"rigd_client_device_bytes", "gauge", "Device memory the client holds: buffers, imports, images.",
-     offsetof(rig_service_client_info_t, device_bytes)},
-    {"rigd_client_images_total", "counter", "Images the client loaded.", offsetof(rig_service_client_info_t, images)},
-    {"rigd_client_submissions_total", "counter", "Hand-overs of the client rigd took.",
-     offsetof(rig_service_client_info_t, submissions)},
-    {"rigd_client_copies_total", "counter", "Copy parts of the client's hand-overs.",
-     offsetof(rig_service_client_info_t, copies)},
-    {"rigd_client_copied_bytes_total", "counter", "Bytes the client's copies move.",
-     offsetof(rig_service_client_info_t, copied_bytes)},
-    {"rigd_client_fills_total", "counter", "Fill parts of the client's hand-overs.",
-     offsetof(rig_service_client_info_t, fills)},
-    {"rigd_client_launches_total", "counter", "Launch parts of the client's hand-overs.",
-     offsetof(rig_service_client_info_t, launches)},
-    {"rigd_client_waits_total", "counter", "Waits on other proxies' values rigd served the client.",
-     offsetof(rig_service_client_info_t, waits)},
-    {"rigd_client_faults_total", "counter", "Proxies of the client rigd lost.",
-     offsetof(rig_service_client_info_t, faults)},
+     CLIENT(device_bytes)},
+    {"rigd_client_images_total", "counter", "Images the client loaded.", CLIENT(images)},
+    {"rigd_client_submissions_total", "counter", "Hand-overs of the client rigd took.", CLIENT(submissions)},
+    {"rigd_client_copies_total", "counter", "Copy parts of the client's hand-overs.", CLIENT(copies)},
+    {"rigd_client_copied_bytes_total", "counter", "Bytes the client's copies move.", CLIENT(copied_bytes)},
+    {"rigd_client_fills_total", "counter", "Fill parts of the client's hand-overs.", CLIENT(fills)},
+    {"rigd_client_launches_total", "counter", "Launch parts of the client's hand-overs.", CLIENT(launches)},
+    {"rigd_client_waits_total", "counter", "Waits on other proxies' values rigd served the client.", CLIENT(waits)},
+    {"rigd_client_faults_total", "counter", "Proxies of the client rigd lost.", CLIENT(faults)},
+    {"rigd_device_clients", "gauge", "Clients that use the served device.", DEVICE(clients)},
+    {"rigd_device_instances", "gauge", "Live instances of the served device: clients' and idle.", DEVICE(instances)},
+    {"rigd_device_allocated_bytes", "gauge", "Bytes allocated on the served device and its instances.",
+     DEVICE(allocated)},
+    {"rigd_device_cached_bytes", "gauge", "Of those, the bytes no client holds.", DEVICE(cached)},
+    {"rigd_device_queued", "gauge", "Values handed over on the served device and not done.", DEVICE(queued)},
+    {"rigd_device_busy_nanoseconds", "gauge", "Time its connected clients' values waited for their work.",
+     DEVICE(busy_ns)},
+    {"rigd_device_faults", "gauge", "Its connected clients' proxies rigd lost.", DEVICE(faults)},
 };
+#undef CLIENT
+#undef DEVICE
 
-static uint64_t count_at(const void *info, size_t offset) {
-  uint64_t v;
-  memcpy(&v, (const char *)info + offset, sizeof v);
-  return v;
+/* The i-th client's or device's info, and its labels. */
+typedef union info {
+  rig_service_client_info_t client;
+  rig_service_device_info_t device;
+} info_t;
+
+static bool info_of(const rig_service_stats_t *s, owner_t of, size_t i, info_t *info) {
+  if (of == OF_CLIENT) {
+    info->client = (rig_service_client_info_t){.size = sizeof info->client};
+    return rig_service_stats_client(s, i, &info->client) == RIG_OK;
+  }
+  info->device = (rig_service_device_info_t){.size = sizeof info->device};
+  return rig_service_stats_device(s, i, &info->device) == RIG_OK;
 }
 
-static const count_family_t device_families[] = {
-    {"rigd_device_clients", "gauge", "Clients that use the served device.", offsetof(rig_service_device_info_t, clients)},
-    {"rigd_device_instances", "gauge", "Live instances of the served device: clients' and idle.",
-     offsetof(rig_service_device_info_t, instances)},
-    {"rigd_device_allocated_bytes", "gauge", "Bytes allocated on the served device and its instances.",
-     offsetof(rig_service_device_info_t, allocated)},
-    {"rigd_device_cached_bytes", "gauge", "Of those, the bytes no client holds.",
-     offsetof(rig_service_device_info_t, cached)},
-    {"rigd_device_queued", "gauge", "Values handed over on the served device and not done.",
-     offsetof(rig_service_device_info_t, queued)},
-    {"rigd_device_busy_nanoseconds", "gauge", "Time its connected clients' values waited for their work.",
-     offsetof(rig_service_device_info_t, busy_ns)},
-    {"rigd_device_faults", "gauge", "Its connected clients' proxies rigd lost.",
-     offsetof(rig_service_device_info_t, faults)},
-};
+static void labels_of(FILE *out, owner_t of, const info_t *info) {
+  if (of == OF_CLIENT) {
+    client_labels(out, &info->client);
+    return;
+  }
+  fputs("device=\"", out);
+  put_value(out, info->device.name);
+  fputc('"', out);
+}
 
+static void write_families(FILE *out, const rig_service_stats_t *s) {
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+    const count_family_t *cf = &families[f];
+    family(out, cf->name, cf->type, cf->help);
+    size_t n = cf->of == OF_CLIENT ? rig_service_stats_clients(s) : rig_service_stats_devices(s);
+    for (size_t i = 0; i < n; i++) {
+      info_t info;
+      if (!info_of(s, cf->of, i, &info)) continue;
+      uint64_t v;
+      memcpy(&v, (const char *)&info + cf->offset, sizeof v);
+      fprintf(out, "%s{", cf->name);
+      labels_of(out, cf->of, &info);
+      fprintf(out, "} %" PRIu64 "\n", v);
+    }
+  }
+}
+
+/* What no family of counts holds, each family's samples together: the
+ * clients connected, when each came, its quota where it has one, its
+ * bytes on each served device. */
 static void write_clients(FILE *out, const rig_service_stats_t *s) {
   size_t n = rig_service_stats_clients(s);
   family(out, "rigd_clients", "gauge", "Clients connected to rigd.");
@@ -97,17 +130,6 @@ static void write_clients(FILE *out, const rig_service_stats_t *s) {
     client_labels(out, &c);
     fprintf(out, "} %" PRIu64 "\n", c.quota_bytes);
   }
-  for (size_t f = 0; f < sizeof client_families / sizeof client_families[0]; f++) {
-    const count_family_t *cf = &client_families[f];
-    family(out, cf->name, cf->type, cf->help);
-    for (size_t i = 0; i < n; i++) {
-      rig_service_client_info_t c = {.size = sizeof c};
-      if (rig_service_stats_client(s, i, &c) != RIG_OK) continue;
-      fprintf(out, "%s{", cf->name);
-      client_labels(out, &c);
-      fprintf(out, "} %" PRIu64 "\n", count_at(&c, cf->offset));
-    }
-  }
   family(out, "rigd_client_use_bytes", "gauge", "Device memory the client holds on a served device.");
   for (size_t i = 0; i < n; i++) {
     rig_service_client_info_t c = {.size = sizeof c};
@@ -120,21 +142,6 @@ static void write_clients(FILE *out, const rig_service_stats_t *s) {
       fputs(",device=\"", out);
       put_value(out, u.device);
       fprintf(out, "\"} %" PRIu64 "\n", u.bytes);
-    }
-  }
-}
-
-static void write_devices(FILE *out, const rig_service_stats_t *s) {
-  size_t n = rig_service_stats_devices(s);
-  for (size_t f = 0; f < sizeof device_families / sizeof device_families[0]; f++) {
-    const count_family_t *df = &device_families[f];
-    family(out, df->name, df->type, df->help);
-    for (size_t i = 0; i < n; i++) {
-      rig_service_device_info_t d = {.size = sizeof d};
-      if (rig_service_stats_device(s, i, &d) != RIG_OK) continue;
-      fprintf(out, "%s{device=\"", df->name);
-      put_value(out, d.name);
-      fprintf(out, "\"} %" PRIu64 "\n", count_at(&d, df->offset));
     }
   }
 }
@@ -168,7 +175,7 @@ static void write_exports(FILE *out, const rig_service_stats_t *s) {
 
 bool write_metrics_text(FILE *out, const rig_service_stats_t *s) {
   write_clients(out, s);
-  write_devices(out, s);
+  write_families(out, s);
   write_exports(out, s);
   return fflush(out) == 0 && !ferror(out);
 }

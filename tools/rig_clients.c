@@ -59,8 +59,9 @@ static void print_client_json(const rig_service_stats_t *s, size_t i, const rig_
   print_json_string(c->user);
   print_json_key("command");
   print_json_string(c->command);
+  /* Nanoseconds since 1970 pass 2^53: a string of digits. */
   print_json_key("connected_ns");
-  printf("%" PRId64, c->connected_ns);
+  print_json_count(c->connected_ns > 0 ? (uint64_t)c->connected_ns : 0);
   count_t counts[COUNT_COUNT];
   client_counts(c, counts);
   for (int k = 0; k < COUNT_COUNT; k++) {

@@ -113,6 +113,16 @@ std::vector<std::byte> read_snapshot(int fd) {
   return bytes;
 }
 
+// The i-th record of s's records, where s is a snapshot and i is below
+// their count (none says what it is not).
+template <class T>
+const T &record(const rig_service_stats_t *s, std::vector<T> rig_service_stats_t::*records, size_t i,
+                const char *none) {
+  require(s != nullptr, "the snapshot is NULL");
+  require(i < (s->*records).size(), none);
+  return (s->*records)[i];
+}
+
 // Writes info into *out, as much as out->size holds, its size kept.
 template <class Info>
 rig_status_t answer(const Info &info, Info *out) {
@@ -146,9 +156,7 @@ size_t rig_service_stats_exports(const rig_service_stats_t *s) { return s ? s->e
 
 rig_status_t rig_service_stats_client(const rig_service_stats_t *s, size_t i, rig_service_client_info_t *out) {
   RIG_API_CALL({
-    require(s != nullptr, "the snapshot is NULL");
-    require(i < s->clients.size(), "no such client in the snapshot");
-    const rig_proxy_stats_client &c = s->clients[i];
+    const auto &c = record(s, &rig_service_stats_t::clients, i, "no such client in the snapshot");
     rig_service_client_info_t info{sizeof info, c.id, c.pid, c.uid, s->users[i].c_str(), c.command, c.connected_ns,
                                    c.device_bytes, c.quota_bytes, c.images, c.submissions, c.copies,
                                    c.copied_bytes, c.fills, c.launches, c.waits, c.faults, c.lost, c.use_count};
@@ -159,9 +167,7 @@ rig_status_t rig_service_stats_client(const rig_service_stats_t *s, size_t i, ri
 rig_status_t rig_service_stats_use(const rig_service_stats_t *s, size_t client, size_t j,
                                    rig_service_use_info_t *out) {
   RIG_API_CALL({
-    require(s != nullptr, "the snapshot is NULL");
-    require(client < s->clients.size(), "no such client in the snapshot");
-    const rig_proxy_stats_client &c = s->clients[client];
+    const auto &c = record(s, &rig_service_stats_t::clients, client, "no such client in the snapshot");
     require(j < c.use_count, "the client uses fewer served devices");
     const rig_proxy_stats_use &u = s->uses[c.first_use + j];
     rig_service_use_info_t info{sizeof info, s->devices[u.device].name, u.instances, u.bytes};
@@ -171,9 +177,7 @@ rig_status_t rig_service_stats_use(const rig_service_stats_t *s, size_t client, 
 
 rig_status_t rig_service_stats_device(const rig_service_stats_t *s, size_t i, rig_service_device_info_t *out) {
   RIG_API_CALL({
-    require(s != nullptr, "the snapshot is NULL");
-    require(i < s->devices.size(), "no such device in the snapshot");
-    const rig_proxy_stats_device &d = s->devices[i];
+    const auto &d = record(s, &rig_service_stats_t::devices, i, "no such device in the snapshot");
     rig_service_device_info_t info{sizeof info, d.name,   d.clients, d.instances, d.allocated,
                                    d.cached,    d.queued, d.busy_ns, d.faults};
     return answer(info, out);
@@ -182,9 +186,7 @@ rig_status_t rig_service_stats_device(const rig_service_stats_t *s, size_t i, ri
 
 rig_status_t rig_service_stats_export(const rig_service_stats_t *s, size_t i, rig_service_export_info_t *out) {
   RIG_API_CALL({
-    require(s != nullptr, "the snapshot is NULL");
-    require(i < s->exports.size(), "no such export in the snapshot");
-    const rig_proxy_stats_export &e = s->exports[i];
+    const auto &e = record(s, &rig_service_stats_t::exports, i, "no such export in the snapshot");
     rig_service_export_info_t info{sizeof info, e.exporter, s->devices[e.device].name, e.bytes, e.importer};
     return answer(info, out);
   });

@@ -45,6 +45,7 @@ std::string family_of(const std::string &name, const std::map<std::string, std::
 PrometheusText parse_prometheus_text(const std::string &text) {
   PrometheusText out;
   std::set<std::string> sampled;  // families with samples so far
+  std::string current;            // the family of the last sample
   std::istringstream in(text);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -102,7 +103,10 @@ PrometheusText parse_prometheus_text(const std::string &text) {
     if (rest >> timestamp && (timestamp.find_first_not_of("-0123456789") != std::string::npos || rest >> extra))
       fail("more than a value and a timestamp");
     if (!out.samples.emplace(series, value).second) fail("a second sample of " + series);
-    sampled.insert(family_of(name, out.types));
+    std::string family = family_of(name, out.types);
+    if (family != current && sampled.count(family)) fail("a sample apart from its family's others");
+    current = family;
+    sampled.insert(family);
   }
   return out;
 }

@@ -3,8 +3,8 @@
 // NAME TYPE, or another), a sample NAME{LABELS} VALUE [TIMESTAMP], or
 // blank; names and label names as the format's grammar has them, label
 // values quoted with its escapes, values numbers; a family's TYPE before
-// its samples and at most once, no two samples with one name and label
-// set.  Anything else is a std::invalid_argument naming the line.
+// its samples and at most once, a family's samples together, no two
+// samples with one name and label set.  Anything else is a std::invalid_argument naming the line.
 #pragma once
 
 #include <map>

@@ -12,7 +12,8 @@
  * by max_clients; the limits' keys (rigd(8), LIMITS) and defaults; an
  * account counts within its client's and its user's limits, refusing
  * with the key and numbers, and gives all back as it goes; refusal log
- * lines are bounded and say how many were dropped. */
+ * lines are bounded and say how many were dropped; the admin channel's
+ * and the metrics file's keys. */
 #include "config.hpp"
 #include "service_path.hpp"
 #include "account.hpp"
@@ -147,6 +148,21 @@ Test(config, config_errors_name_their_line) {
   cr_assert(config_error("test_knobs = yes").find("allow or refuse") != std::string::npos);
   cr_assert(config_error("shutdown_deadline_ms = 0").find("shutdown_deadline_ms is not a positive count") !=
             std::string::npos);
+}
+
+/* rigd(8), ADMIN CHANNEL and METRICS: their keys and --metrics. */
+Test(config, admin_and_metrics_keys) {
+  cr_assert(!config("").admin_group, "no admin group by default");
+  cr_assert(config("admin_group = 4321").admin_group == gid_t{4321});
+  cr_assert(config("admin_group = root").admin_group == gid_t{0});
+  cr_assert(config("").metrics_file.empty() && config("").metrics_interval_ms == 5000);
+  Policy p = config("metrics_file = /var/lib/rig.prom\nmetrics_interval_ms = 250");
+  cr_assert(p.metrics_file == "/var/lib/rig.prom" && p.metrics_interval_ms == 250);
+  cr_assert(config_error("metrics_interval_ms = 0").find("metrics_interval_ms is not a positive count") !=
+            std::string::npos);
+  cr_assert(config_error("admin_group = no-such-group-here").find("no group") != std::string::npos);
+  cr_assert(parse({"--metrics", "/tmp/m.prom"}).metrics_file == "/tmp/m.prom");
+  cr_assert(refuses_arguments({"--metrics"}), "--metrics needs a value");
 }
 
 Test(config, policy_admits_listed_peers_only) {

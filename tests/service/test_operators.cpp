@@ -11,31 +11,40 @@
  * it while the others go on working; a user neither root nor of
  * admin_group is refused the admin channel with the reason, and one of
  * admin_group is answered; rigd's metrics file parses as Prometheus text
- * and its counts match `rig clients`. */
+ * and its counts match `rig clients`; malformed admin requests, and
+ * peers that ask and never read, are answered or refused while rigd
+ * serves on and gives back what they held. */
 #include "client_process.hpp"
 #include "json_reader.hpp"
 #include "prometheus_text.hpp"
 #include "rigd_process.hpp"
 #include "tool_run.hpp"
 
+#include "protocol.h"
+
 #include <rig/rig.h>
 #include <rig/service.h>
 
 #include <criterion/criterion.h>
 
+#include <dirent.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -162,6 +171,39 @@ std::string settles_at(const std::string &want, const std::function<std::string(
 
 const std::vector<std::string> served = {"--devices", "MEM:0,SIM:0"};
 
+int connect_to(const std::string &path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  cr_assert(fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0, "connect");
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  return fd;
+}
+
+// rigd's answer to an admin request of raw bytes: its status and why
+// (a refusal at the hello reads the same: protocol.h).
+std::pair<int32_t, std::string> answer_to(const std::string &socket, const void *request, size_t bytes) {
+  int fd = connect_to(socket);
+  cr_assert(send(fd, request, bytes, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes));
+  rig_proxy_admin_reply reply{};
+  ssize_t got = recv(fd, &reply, sizeof reply, MSG_WAITALL);
+  close(fd);
+  cr_assert(got == sizeof reply, "rigd answers the admin request (%zd bytes)", got);
+  reply.why[sizeof reply.why - 1] = '\0';
+  return {reply.status, reply.why};
+}
+
+long descriptors_of(pid_t pid) {
+  long n = 0;
+  DIR *d = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+  cr_assert(d);
+  while (readdir(d)) ++n;
+  closedir(d);
+  return n;
+}
+
 }  // namespace
 
 Test(operators, three_clients_appear_with_their_bytes_per_device_pids_and_users, .timeout = 120) {
@@ -188,6 +230,8 @@ Test(operators, three_clients_appear_with_their_bytes_per_device_pids_and_users,
     cr_assert_eq((*c)["device_bytes"].text, std::to_string(total), "holder %d's device bytes", k);
     cr_assert_eq(bytes_on(*c, k == 2 ? "MEM:0" : "CPU"), "", "a device the holder never opened is not listed");
     cr_assert((*c)["quota_bytes"].kind == Json::Kind::null, "no quota is null, not a number");
+    cr_assert((*c)["connected_ns"].kind == Json::Kind::string, "a count past 2^53 is a string, exact");
+    cr_assert_eq((*c)["id"].kind, Json::Kind::number);
   }
   for (Channel &link : links) send_value(link.ends[0], end_now);
   for (pid_t pid : pids) cr_assert(ended_cleanly(await_client(pid, client_end_s)));
@@ -315,4 +359,41 @@ Test(operators, the_metrics_file_is_prometheus_text_and_matches_rig_clients, .ti
   for (Channel &link : links) send_value(link.ends[0], end_now);
   for (pid_t pid : pids) await_client(pid, client_end_s);
   std::filesystem::remove_all(directory);
+}
+
+Test(operators, malformed_admin_requests_and_peers_that_never_read_leave_rigd_serving, .timeout = 120) {
+  RigdProcess rigd = start_rigd(served);
+  long descriptors = descriptors_of(rigd.pid);
+  rig_proxy_admin_request request{RIG_PROXY_MAGIC_ADMIN, RIG_PROXY_VERSION, 9, 0, 0};
+  auto [status, why] = answer_to(rigd.socket, &request, sizeof request);
+  cr_assert(status == RIG_EINVAL && why.find("no such admin request: 9") != std::string::npos, "%d %s", status,
+            why.c_str());
+  request = {RIG_PROXY_MAGIC_ADMIN, RIG_PROXY_VERSION, RIG_PROXY_ADMIN_STATS, 1, 0};
+  std::tie(status, why) = answer_to(rigd.socket, &request, sizeof request);
+  cr_assert(status == RIG_EOPEN && why.find("reserved field is not zero") != std::string::npos, "reserved set: %s",
+            why.c_str());
+  request = {RIG_PROXY_MAGIC_ADMIN, RIG_PROXY_VERSION + 1, RIG_PROXY_ADMIN_STATS, 0, 0};
+  std::tie(status, why) = answer_to(rigd.socket, &request, sizeof request);
+  cr_assert(status == RIG_EOPEN && why.find("protocol version") != std::string::npos, "another version: %s",
+            why.c_str());
+  // Peers that send half a request, or ask for snapshots and never read.
+  std::vector<int> peers;
+  request = {RIG_PROXY_MAGIC_ADMIN, RIG_PROXY_VERSION, RIG_PROXY_ADMIN_STATS, 0, 0};
+  for (int i = 0; i < 100; ++i) {
+    int fd = connect_to(rigd.socket);
+    size_t bytes = i % 2 ? sizeof request : 12;
+    cr_assert(send(fd, &request, bytes, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes));
+    peers.push_back(fd);
+  }
+  ToolRun clients = run_rig({"clients", "--json", "--service", rigd.socket});
+  cr_assert(clients.status == 0, "rigd answers the admin channel meanwhile: %s", clients.err.c_str());
+  Channel link;
+  pid_t holder = start_holder(rigd.socket, link, {{"MEM:0", mib}});
+  cr_assert(ask(link, work), "a client works meanwhile");
+  send_value(link.ends[0], end_now);
+  cr_assert(ended_cleanly(await_client(holder, client_end_s)));
+  for (int fd : peers) close(fd);
+  std::string left = settles_at(std::to_string(descriptors), [&] { return std::to_string(descriptors_of(rigd.pid)); });
+  cr_assert_eq(left, std::to_string(descriptors), "rigd holds %s descriptors after the peers, %ld before",
+               left.c_str(), descriptors);
 }

@@ -154,12 +154,18 @@ def check_usage(rig):
                        (["share", "--service"], "option '--service' needs a value"),
                        (["load", "f", "--device", "MEM:0", "--offset", "x"], "--offset takes a size"),
                        (["load", "f"], "no --device NAME"),
+                       (["drop"], "which client?"),
+                       (["drop", "x1"], "'x1' is not a client's id"),
+                       (["drop", "0"], "'0' is not a client's id"),
+                       (["clients", "--no-such-option"], "unknown option '--no-such-option'"),
+                       (["metrics", "extra"], "unexpected argument 'extra'"),
                        (["no-such-command"], "unknown command 'no-such-command'")):
         status, out, err = run_rig(rig, *args)
         expect(status == 2 and said in err, f"rig {' '.join(args)}: exit {status}, {said!r} not in {err!r}")
     for flag in ("--help", "help"):
         help_text = run_rig_ok(rig, flag)
-        for word in ("usage:", "devices", "demo", "load", "share", "version", "--version"):
+        for word in ("usage:", "devices", "demo", "load", "share", "version", "--version", "clients", "drop",
+                     "metrics"):
             expect(word in help_text, f"{flag} does not mention {word!r}")
     for flag in ("version", "--version"):
         version = run_rig_ok(rig, flag).strip()
