@@ -17,6 +17,7 @@
 #include "exports.hpp"
 #include "handshake.hpp"
 #include "hello.hpp"
+#include "peer.hpp"
 #include "protocol.h"
 #include "refusal.hpp"
 #include "rigd_fuzz.hpp"
@@ -34,6 +35,7 @@
 #include <bitset>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -167,9 +169,11 @@ void rigd_side(FuzzedDataProvider &in) {
   }
   if (read == rigd::Hello::Read::complete && said.refusal().empty()) {
     RIGD_FUZZ_CHECK(users.join(getuid()));
-    session.emplace(pair[1], getuid(), getpid(), served(), policy, exports, users, [] {});
+    auto peer = rigd::peer_of(pair[1]);
+    RIGD_FUZZ_CHECK(peer.has_value());
+    session.emplace(pair[1], *peer, served(), std::make_shared<const rigd::Policy>(policy), exports, users, [] {});
   } else {
-    if (read == rigd::Hello::Read::complete) rigd::refuse(pair[1], said.refusal());
+    if (read == rigd::Hello::Read::complete) rigd::refuse(pair[1], said.refusal(), "");
     close(pair[1]);
   }
 

@@ -6,14 +6,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <span>
+#include <string>
 
 namespace rigd_fuzz {
 
 Client::Client(rigd::Exports &exports, uint64_t number) : exports_(exports), number_(number) {
-  completions_.emplace(words_, &sleepers_, served());
-  requests_.emplace(served(), exports_, number_, getuid(), objects_, *completions_, arena_, proxy_limit, policy_);
+  counters_.emplace(number_, getpid(), getuid(), "fuzz", served().size());
+  completions_.emplace(words_, &sleepers_, served(), *counters_, "client " + std::to_string(number_));
+  requests_.emplace(served(), exports_, number_, getuid(), objects_, *completions_, arena_, proxy_limit, policy_,
+                    *counters_);
 }
 
 Client::~Client() {
@@ -23,7 +27,11 @@ Client::~Client() {
 
 bool Client::handle(rig_proxy_entry &e, rig_proxy_completion &answer) {
   if (e.tag == 0) e.tag = ++tag_;
-  return requests_->handle(e, answer);
+  bool answered = requests_->handle(e, answer);
+  // An allocation that waits for room (Requests::waiting) is answered as
+  // the poller answers it.
+  while (!answered && requests_->waiting()) answered = requests_->finish_waiting(std::chrono::milliseconds(10), answer);
+  return answered;
 }
 
 const std::byte *Client::end() {

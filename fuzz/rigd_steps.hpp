@@ -6,6 +6,7 @@
 #pragma once
 
 #include "account.hpp"
+#include "client_counters.hpp"
 #include "client_objects.hpp"
 #include "completions.hpp"
 #include "config.hpp"
@@ -75,6 +76,7 @@ class Client {
   rigd::UserClients users_{0, policy_.limits};
   rigd::Account account_{users_, getuid()};
   rigd::ClientObjects objects_{account_};
+  std::optional<rigd::ClientCounters> counters_;  // made with the served devices
   std::optional<rigd::Completions> completions_;
   std::optional<rigd::Requests> requests_;
 };

@@ -1,6 +1,7 @@
 // rigd's admin channel (admin.hpp).
 #include "admin.hpp"
 
+#include "log.hpp"
 #include "refusal_log.hpp"
 #include "socket_messages.hpp"
 
@@ -169,8 +170,8 @@ void answer_admin(int socket, const rig_proxy_admin_request &request, const Admi
   for (const auto &session : view.sessions)
     if (!session->ended() && session->counters().id == request.client) {
       session->stop();
-      std::fprintf(stderr, "rigd: dropped client %llu (pid %lld) on an admin's request\n",
-                   static_cast<unsigned long long>(request.client), static_cast<long long>(session->counters().pid));
+      log_line(LogLevel::notice, "dropped client " + std::to_string(request.client) + " (pid " +
+                                     std::to_string(session->counters().pid) + ") on an admin's request");
       return send_reply(socket, reply_of(RIG_OK, ""));
     }
   send_reply(socket,

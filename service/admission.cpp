@@ -6,7 +6,10 @@
 #include "descriptors.hpp"
 #include "exports.hpp"
 #include "hello.hpp"
+#include "log.hpp"
+#include "peer.hpp"
 #include "refusal.hpp"
+#include "refusal_log.hpp"
 #include "session.hpp"
 #include "user_clients.hpp"
 
@@ -14,6 +17,8 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,39 +43,20 @@ using Clock = std::chrono::steady_clock;
 // Connections accepted in one turn of the loop, before it reads hellos.
 constexpr int accepts_per_turn = 64;
 
-struct Peer {
-  uid_t uid;
-  gid_t gid;
-  std::vector<gid_t> groups;
-  pid_t pid;
-};
-
-std::optional<Peer> peer_of(int socket) {
-  ucred credentials{};
-  socklen_t length = sizeof credentials;
-  if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return std::nullopt;
-  Peer peer{credentials.uid, credentials.gid, {}, credentials.pid};
-  // SO_PEERGROUPS answers ERANGE with the size it needs.
-  socklen_t bytes = 0;
-  getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, nullptr, &bytes);
-  peer.groups.resize(bytes / sizeof(gid_t));
-  if (!peer.groups.empty() && getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, peer.groups.data(), &bytes) != 0)
-    peer.groups.clear();
-  return peer;
-}
-
 [[noreturn]] void fail(const char *what) { throw std::system_error(errno, std::generic_category(), what); }
 
 class Admission {
  public:
   Admission(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
-            Exports &exports, UserClients &users);
+            const std::function<Policy()> &reread, Exports &exports, UserClients &users);
   ~Admission();
   Admission(const Admission &) = delete;
   Admission &operator=(const Admission &) = delete;
 
   // Serves until an ending signal.
   void run();
+  // The policy now: the last one reloaded.
+  const Policy &policy() const noexcept { return *policy_; }
   // Stops every session and waits until they ended, or deadline; answers
   // whether they all did.
   bool end_sessions(Clock::time_point deadline);
@@ -109,11 +95,16 @@ class Admission {
   void expire();
   void reap();
   void watch(int fd, uint32_t events);
+  // Reads a signal: true for an ending one; SIGHUP reloads the policy.
+  bool ends_at_signal();
+  void reload();
 
   const Listener &listener_;
   int signals_;
   const ServedDevices &served_;
-  const Policy &policy_;
+  // Each session keeps the policy it was admitted under.
+  std::shared_ptr<const Policy> policy_;
+  const std::function<Policy()> &reread_;
   Exports &exports_;
   UserClients &users_;
   int epoll_ = -1;
@@ -127,8 +118,14 @@ class Admission {
 };
 
 Admission::Admission(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
-                     Exports &exports, UserClients &users)
-    : listener_(listener), signals_(signals), served_(served), policy_(policy), exports_(exports), users_(users) {
+                     const std::function<Policy()> &reread, Exports &exports, UserClients &users)
+    : listener_(listener),
+      signals_(signals),
+      served_(served),
+      policy_(std::make_shared<const Policy>(policy)),
+      reread_(reread),
+      exports_(exports),
+      users_(users) {
   epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_ < 0) fail("epoll_create1");
   ended_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -185,10 +182,11 @@ void Admission::run() {
     if (n < 0 && errno != EINTR) fail("epoll_wait");
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
-      if (fd == signals_) return;
       // No exception escapes the loop: what failed is one client's.
       try {
-        if (fd == listener_.fd()) {
+        if (fd == signals_) {
+          if (ends_at_signal()) return;
+        } else if (fd == listener_.fd()) {
           accept_some();
         } else if (fd == ended_) {
           reap();
@@ -196,12 +194,37 @@ void Admission::run() {
           read_hello(p->second);
         }
       } catch (const std::exception &e) {
-        std::fprintf(stderr, "rigd: admission: %s\n", e.what());
+        log_line(LogLevel::error, std::string("admission: ") + e.what());
       }
     }
     expire();
     if (!accepting_ && Clock::now() >= resume_at_) resume_accepting();
   }
+}
+
+bool Admission::ends_at_signal() {
+  signalfd_siginfo signal{};
+  if (read(signals_, &signal, sizeof signal) != static_cast<ssize_t>(sizeof signal)) return false;
+  if (signal.ssi_signo != SIGHUP) {
+    log_line(LogLevel::notice, std::string("stopping at SIG") + sigabbrev_np(static_cast<int>(signal.ssi_signo)) +
+                                   " (from pid " + std::to_string(signal.ssi_pid) + ")");
+    return true;
+  }
+  reload();
+  return false;
+}
+
+void Admission::reload() {
+  Policy reloaded;
+  try {
+    reloaded = reread_();
+  } catch (const std::invalid_argument &e) {
+    log_line(LogLevel::error, std::string("SIGHUP: the policy is kept: ") + e.what());
+    return;
+  }
+  users_.set_bounds(reloaded.max_clients_per_user, reloaded.limits, reloaded.max_clients);
+  policy_ = std::make_shared<const Policy>(std::move(reloaded));
+  log_line(LogLevel::notice, "SIGHUP: reloaded the policy");
 }
 
 bool Admission::end_sessions(Clock::time_point deadline) {
@@ -250,7 +273,8 @@ bool Admission::refuse_past_the_limit() {
   int socket = accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (socket >= 0) {
     refuse(socket, "rigd has no file descriptor left for another client: its " + std::to_string(descriptor_limit()) +
-                       " (RLIMIT_NOFILE) are open");
+                       " (RLIMIT_NOFILE) are open",
+           "");
     close(socket);
   }
   // Another thread may take the descriptor first: rigd then pauses at the
@@ -280,10 +304,10 @@ void Admission::resume_accepting() {
 void Admission::greet(int socket) {
   std::string why;
   auto peer = peer_of(socket);
-  bool client = peer && admits(policy_, peer->uid, peer->gid, peer->groups);
+  bool client = peer && admits(*policy_, peer->uid, peer->gid, peer->groups);
   if (!peer)
     why = "rigd cannot read the client's credentials";
-  else if (!client && !admin_refusal(policy_, peer->uid, peer->gid, peer->groups).empty())
+  else if (!client && !admin_refusal(*policy_, peer->uid, peer->gid, peer->groups).empty())
     why = "user " + std::to_string(peer->uid) + " is not admitted by rigd's policy";
   else if (!users_.join(peer->uid))
     why = users_.clients() >= users_.most_clients() && users_.most_clients() > 0
@@ -292,7 +316,7 @@ void Admission::greet(int socket) {
               : "user " + std::to_string(peer->uid) + " has " + std::to_string(users_.most()) +
                     " clients connected, the most rigd's policy admits (max_clients_per_user)";
   if (!why.empty()) {
-    refuse(socket, why);
+    refuse(socket, why, peer ? describe(*peer) : "");
     close(socket);
     return;
   }
@@ -323,19 +347,20 @@ void Admission::read_hello(PendingList::iterator p) {
       break;
   }
   if (std::string why = p->hello.refusal(); !why.empty()) {
-    refuse(p->socket, why);
+    refuse(p->socket, why, describe(p->peer));
     return drop(p);
   }
   if (p->hello.admin()) {
     const Peer &peer = p->peer;
-    if (std::string why = admin_refusal(policy_, peer.uid, peer.gid, peer.groups); !why.empty())
+    if (std::string why = admin_refusal(*policy_, peer.uid, peer.gid, peer.groups); !why.empty())
       refuse_admin(p->socket, why);
     else
-      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, policy_});
+      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, *policy_});
     return drop(p);
   }
   if (!p->client) {
-    refuse(p->socket, "user " + std::to_string(p->peer.uid) + " is not admitted by rigd's policy");
+    refuse(p->socket, "user " + std::to_string(p->peer.uid) + " is not admitted by rigd's policy",
+           describe(p->peer));
     return drop(p);
   }
   admit(p);
@@ -343,8 +368,7 @@ void Admission::read_hello(PendingList::iterator p) {
 
 void Admission::admit(PendingList::iterator p) {
   int socket = p->socket;
-  uid_t user = p->peer.uid;
-  pid_t pid = p->peer.pid;
+  Peer peer = std::move(p->peer);
   epoll_ctl(epoll_, EPOLL_CTL_DEL, socket, nullptr);
   pending_by_socket_.erase(socket);
   pending_.erase(p);
@@ -352,14 +376,14 @@ void Admission::admit(PendingList::iterator p) {
   fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) & ~O_NONBLOCK);
   std::unique_ptr<Session> session;
   try {
-    session = std::make_unique<Session>(socket, user, pid, served_, policy_, exports_, users_, [this] {
+    session = std::make_unique<Session>(socket, peer, served_, policy_, exports_, users_, [this] {
       uint64_t one = 1;
       [[maybe_unused]] ssize_t n = write(ended_, &one, sizeof one);
     });
   } catch (const std::exception &e) {
-    refuse(socket, std::string("rigd cannot make the client's thread: ") + e.what());
+    refuse(socket, std::string("rigd cannot make the client's thread: ") + e.what(), describe(peer));
     close(socket);
-    users_.leave(user);
+    users_.leave(peer.uid);
     return;
   }
   sessions_.push_back(std::move(session));
@@ -375,7 +399,11 @@ void Admission::drop(PendingList::iterator p) {
 
 void Admission::expire() {
   auto now = Clock::now();
-  while (!pending_.empty() && pending_.front().deadline <= now) drop(pending_.begin());
+  while (!pending_.empty() && pending_.front().deadline <= now) {
+    log_refusal("closed a connection (" + describe(pending_.front().peer) + ") that sent no hello in " +
+                std::to_string(hello_deadline.count()) + " s");
+    drop(pending_.begin());
+  }
 }
 
 void Admission::reap() {
@@ -389,32 +417,36 @@ void Admission::reap() {
 
 // Past the shutdown deadline: what still runs waits on clients' devices,
 // which rigd leaves as they are (their threads, its devices unclosed).
-[[noreturn]] void abandon(const ServedDevices &served, const Listener &listener, const Policy &policy) {
+[[noreturn]] void abandon(const ServedDevices &served, const Listener &listener, int64_t deadline_ms) {
   std::string names;
   for (const std::string &name : served.busy()) names += " " + name;
-  std::fprintf(stderr, "rigd: shutdown_deadline_ms (%lld ms) passed: abandoned the devices still busy:%s\n",
-               static_cast<long long>(policy.shutdown_deadline_ms), names.empty() ? " (none held)" : names.c_str());
+  if (names.empty()) names = " (none held)";
+  log_line(LogLevel::error, "shutdown_deadline_ms (" + std::to_string(deadline_ms) +
+                                " ms) passed: abandoned the devices still busy:" + names);
   listener.remove_socket();
   _exit(1);
 }
 
 }  // namespace
 
-void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy) {
+void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
+                   const std::function<Policy()> &reread) {
   Clock::time_point deadline;
+  int64_t deadline_ms;
   {
     // Declared first: the sessions end, and let go of their exports, before
     // the table goes.
     Exports exports(served);
     UserClients users(policy.max_clients_per_user, policy.limits, policy.max_clients);
-    Admission admission(listener, signals, served, policy, exports, users);
+    Admission admission(listener, signals, served, policy, reread, exports, users);
     notify_systemd("READY=1");
     admission.run();
     notify_systemd("STOPPING=1");
-    deadline = Clock::now() + std::chrono::milliseconds(policy.shutdown_deadline_ms);
-    if (!admission.end_sessions(deadline)) abandon(served, listener, policy);
+    deadline_ms = admission.policy().shutdown_deadline_ms;
+    deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
+    if (!admission.end_sessions(deadline)) abandon(served, listener, deadline_ms);
   }
-  if (!served.finish_releases(deadline)) abandon(served, listener, policy);
+  if (!served.finish_releases(deadline)) abandon(served, listener, deadline_ms);
 }
 
 }  // namespace rigd

@@ -10,6 +10,7 @@
 #include "served.hpp"
 
 #include <chrono>
+#include <functional>
 
 namespace rigd {
 
@@ -20,15 +21,23 @@ inline constexpr std::chrono::seconds hello_deadline{5};
 // connection (no descriptor left, even in reserve), rather than spin.
 inline constexpr std::chrono::milliseconds accept_pause{100};
 
-// Serves clients on listener until an ending signal is read from signals
-// (a signalfd), then stops every session and returns once they ended and
+// Serves clients on listener until an ending signal (SIGTERM, SIGINT) is
+// read from signals (a signalfd), then stops every session and returns once they ended and
 // the instances they held went back (served.finish_releases).  Where that
 // takes longer than policy.shutdown_deadline_ms (a client's device still
 // working), rigd abandons what is still busy: it names those devices on
 // stderr, removes its socket and exits 1 at once.  A failure to make what
 // one client needs (a thread, a segment, a descriptor) refuses that client
-// with the reason and serves the rest.  Throws std::system_error where
-// rigd cannot make its epoll at the start.
-void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy);
+// with the reason and serves the rest.  SIGHUP on signals reloads the
+// policy from reread (the config file read again): admission (allow_users,
+// allow_groups), the clients' counts (max_clients, max_clients_per_user)
+// and limits (limits.hpp) apply from then on, the limits to connected
+// clients' next requests too; the rest of a policy (test_knobs, host_code,
+// cuda_contexts) to clients that connect from then on, as a change that
+// would refuse a connected client does at its next connection.  Where
+// reread throws std::invalid_argument, rigd logs why and keeps its policy.
+// Throws std::system_error where rigd cannot make its epoll at the start.
+void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
+                   const std::function<Policy()> &reread);
 
 }  // namespace rigd

@@ -1,28 +1,12 @@
 // What one client does in rigd (client_counters.hpp).
 #include "client_counters.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <ctime>
+#include <utility>
 
 namespace rigd {
 
 namespace {
-
-// The process's name, as the kernel keeps it (at most 15 bytes).
-std::string command_of(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/comm";
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char name[64];
-  ssize_t n = read(fd, name, sizeof name);
-  close(fd);
-  if (n <= 0) return "";
-  std::string s(name, static_cast<size_t>(n));
-  if (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
 
 int64_t realtime_ns() {
   timespec t{};
@@ -32,11 +16,11 @@ int64_t realtime_ns() {
 
 }  // namespace
 
-ClientCounters::ClientCounters(uint64_t id_, pid_t pid_, uid_t uid_, size_t devices_)
+ClientCounters::ClientCounters(uint64_t id_, pid_t pid_, uid_t uid_, std::string command_, size_t devices_)
     : id(id_),
       pid(pid_),
       uid(uid_),
-      command(command_of(pid_)),
+      command(std::move(command_)),
       connected_ns(realtime_ns()),
       devices(devices_),
       uses(std::make_unique<UseCounters[]>(devices_)) {}

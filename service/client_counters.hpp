@@ -40,7 +40,8 @@ struct UseCounters {
 };
 
 struct ClientCounters {
-  ClientCounters(uint64_t id, pid_t pid, uid_t uid, size_t devices);
+  // command: the client's /proc/PID/comm as it connected (Peer's).
+  ClientCounters(uint64_t id, pid_t pid, uid_t uid, std::string command, size_t devices);
 
   // Who the client is, fixed as it connects.
   const uint64_t id;

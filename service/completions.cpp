@@ -1,12 +1,14 @@
 // The completion thread of a client (completions.hpp).
 #include "completions.hpp"
 
+#include "log.hpp"
 #include "ring.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace rigd {
 
@@ -19,8 +21,13 @@ constexpr unsigned spins_before_sleep = 1024;
 }  // namespace
 
 Completions::Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served,
-                         ClientCounters &counters)
-    : words_(words), sleepers_(sleepers), served_(served), counters_(counters), lanes_(served.size()) {}
+                         ClientCounters &counters, std::string who)
+    : words_(words),
+      sleepers_(sleepers),
+      served_(served),
+      counters_(counters),
+      who_(std::move(who)),
+      lanes_(served.size()) {}
 
 Completions::~Completions() {
   {
@@ -101,7 +108,7 @@ void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {
     // The first failure's why stays: the client reads it once it sees lost.
     std::lock_guard g(lost_mu_);
     if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) != 0) return;
-    std::fprintf(stderr, "rigd: a proxy's work failed: %s\n", why.c_str());
+    log_line(LogLevel::warning, who_ + " lost proxy " + std::to_string(proxy) + ": " + why);
     std::snprintf(w->why, sizeof w->why, "%s", why.c_str());
     std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
     counters_.faults.add(1);

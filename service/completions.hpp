@@ -30,8 +30,9 @@ class Completions {
   // sleepers: the client's sleepers word (protocol.h), which says whether a
   // raised word needs a wake.  counters (which must outlive it) count the
   // client's values queued, their time waiting for their work, and its
-  // losses.
-  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, ClientCounters &counters);
+  // losses; who: the client, as its faults' log lines name it.
+  Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, ClientCounters &counters,
+              std::string who);
   // Waits for every value handed over, then ends the threads.
   ~Completions();
   Completions(const Completions &) = delete;
@@ -54,8 +55,9 @@ class Completions {
               const std::vector<rig_proxy_wait> &after, const TouchedRows &rows);
 
   // Marks proxy's word lost now, with why (a proxy's first failure's why
-  // stays), and wakes its waiters: for work rigd could not hand to its
-  // served device (device, the proxy's), and for work that failed there.
+  // stays, and is logged), and wakes its waiters: for work rigd could not
+  // hand to its served device (device, the proxy's), and for work that
+  // failed there.
   void fail(uint32_t proxy, size_t device, const std::string &why);
 
   // Appends to points those of proxy's values up to value that are not
@@ -96,6 +98,7 @@ class Completions {
   const uint32_t *sleepers_;
   const ServedDevices &served_;
   ClientCounters &counters_;
+  std::string who_;
   mutable std::mutex mu_;
   std::mutex lost_mu_;  // marking a word lost: one why each
   std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value

@@ -84,6 +84,8 @@ Options parse_arguments(std::span<char *const> args) {
       o.metrics_file = value();
     } else if (arg == "--foreground") {
       o.foreground = true;
+    } else if (arg == "--log-level") {
+      o.log_level = parse_log_level(value());
     } else {
       throw std::invalid_argument("unknown argument " + std::string(arg));
     }
@@ -130,6 +132,8 @@ Policy parse_config(std::istream &in) {
       } else if (key == "shutdown_deadline_ms") {
         if (!parse_number(value, p.shutdown_deadline_ms) || p.shutdown_deadline_ms <= 0)
           throw std::invalid_argument("shutdown_deadline_ms is not a positive count of milliseconds: " + value);
+      } else if (key == "log_level") {
+        p.log_level = parse_log_level(value);
       } else if (key == "admin_group") {
         p.admin_group = group_id(value);
       } else if (key == "metrics_file") {

@@ -4,6 +4,7 @@
 
 #include "contexts.hpp"
 #include "limits.hpp"
+#include "log.hpp"
 
 #include <sys/types.h>
 
@@ -51,6 +52,9 @@ struct Policy {
   // sessions and devices to end; past it rigd abandons the devices still
   // busy, names them, and exits 1.
   int64_t shutdown_deadline_ms = 10000;
+  // log_level: the least severe lines rigd logs (log.hpp), unless its
+  // command line's --log-level says otherwise.
+  LogLevel log_level = default_log_level;
   // admin_group: the group whose members, beside root and rigd's own user,
   // may use rigd's admin channel (admin.hpp); none where unset.
   std::optional<gid_t> admin_group;
@@ -65,6 +69,7 @@ struct Options {
   std::vector<std::string> devices; // --devices, empty for the default
   std::string config_file;          // --config, empty for none
   bool foreground = false;          // --foreground (rigd never daemonizes itself)
+  std::optional<LogLevel> log_level; // --log-level, over the config's
   std::string metrics_file;         // --metrics, else the config's metrics_file
   Policy policy;                    // read from config_file
 };
@@ -78,7 +83,7 @@ Options parse_arguments(std::span<char *const> args);
 // the limits' (limits.hpp), cache_limit_bytes, max_clients_per_user,
 // max_clients, cuda_contexts, host_code (allow or deny), test_knobs (allow
 // or refuse), shutdown_deadline_ms, admin_group (a name or number),
-// metrics_file and metrics_interval_ms.  Throws
+// metrics_file, metrics_interval_ms and log_level.  Throws
 // std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 

@@ -2,16 +2,19 @@
 // program does, and serves them to client processes through shared-memory
 // rings (DESIGN.md "The per-host service").
 //
-//   rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE] [--foreground]
+//   rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE]
+//        [--log-level LEVEL] [--foreground]
 //   rigd --help | --version
 //
 // It runs until SIGTERM or SIGINT, then ends its sessions, closes its
 // devices, removes the socket it bound and exits 0; past its shutdown
 // deadline it abandons the devices still busy and exits 1 (admission.hpp).
+// SIGHUP reloads its policy from the config file.
 #include "admission.hpp"
 #include "config.hpp"
 #include "descriptors.hpp"
 #include "listener.hpp"
+#include "log.hpp"
 #include "metrics.hpp"
 #include "served.hpp"
 
@@ -32,19 +35,20 @@
 
 namespace {
 
-// The signals that end rigd, blocked in every thread and read from a
-// signalfd by the admission loop.
-sigset_t ending_signals() {
+// The signals that end rigd, and SIGHUP, which reloads its policy:
+// blocked in every thread and read from a signalfd by the admission loop.
+sigset_t handled_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
 constexpr char usage_text[] =
     "usage: rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE]\n"
-    "            [--foreground]\n"
+    "            [--log-level LEVEL] [--foreground]\n"
     "       rigd --help | --version\n"
     "\n"
     "  --socket PATH   listen at PATH (default: $RIG_SERVICE, else\n"
@@ -54,8 +58,10 @@ constexpr char usage_text[] =
     "                  quota_bytes, arena_bytes, exports, export_fds, proxies\n"
     "                  (each also _per_user), max_clients_per_user, max_clients,\n"
     "                  cuda_contexts, admin_group, metrics_file,\n"
-    "                  metrics_interval_ms\n"
+    "                  metrics_interval_ms, log_level; SIGHUP reads it again\n"
     "  --metrics FILE  write the counters to FILE in Prometheus' text format\n"
+    "  --log-level LEVEL  log error, warning, notice, info (the default) or\n"
+    "                  debug lines and above, whatever the config file says\n"
     "  --foreground    stay in the foreground (rigd never daemonizes itself)\n"
     "\n"
     "rigd(8) documents the service and its config file.\n";
@@ -76,17 +82,27 @@ bool printed_information(int argc, char **argv) {
   return true;
 }
 
-rigd::Options options_of(int argc, char **argv) {
-  rigd::Options o = rigd::parse_arguments({argv, static_cast<size_t>(argc)});
+// The policy of options' config file (the default policy where it names
+// none), its log level set unless the command line set one.  Throws
+// std::invalid_argument saying why the file does not parse.
+rigd::Policy read_policy(const rigd::Options &o) {
+  rigd::Policy policy;
   if (!o.config_file.empty()) {
     std::ifstream in(o.config_file);
     if (!in) throw std::invalid_argument("cannot read " + o.config_file);
     try {
-      o.policy = rigd::parse_config(in);
+      policy = rigd::parse_config(in);
     } catch (const std::invalid_argument &e) {
       throw std::invalid_argument(o.config_file + ": " + e.what());
     }
   }
+  rigd::set_log_level(o.log_level.value_or(policy.log_level));
+  return policy;
+}
+
+rigd::Options options_of(int argc, char **argv) {
+  rigd::Options o = rigd::parse_arguments({argv, static_cast<size_t>(argc)});
+  o.policy = read_policy(o);
   return o;
 }
 
@@ -104,9 +120,9 @@ int main(int argc, char **argv) {
   try {
     rigd::Options options = options_of(argc, argv);
     rigd::raise_descriptor_limit();
-    sigset_t ending = ending_signals();
-    pthread_sigmask(SIG_BLOCK, &ending, nullptr);
-    int signals = signalfd(-1, &ending, SFD_CLOEXEC);
+    sigset_t handled = handled_signals();
+    pthread_sigmask(SIG_BLOCK, &handled, nullptr);
+    int signals = signalfd(-1, &handled, SFD_CLOEXEC);
     if (signals < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
     rigd::ServedDevices served(options.devices, options.policy.cache_limit_bytes);
     // Before the listener: it ends after it, whose close ends a snapshot
@@ -116,13 +132,14 @@ int main(int argc, char **argv) {
     if (std::string file = options.metrics_file.empty() ? options.policy.metrics_file : options.metrics_file;
         !file.empty())
       metrics.emplace(file, std::chrono::milliseconds(options.policy.metrics_interval_ms), listener.address());
-    std::fprintf(stderr, "rigd: serving %zu devices on %s\n", served.size(),
-                 listener.activated() ? "the socket systemd passed" : options.socket.c_str());
-    rigd::serve_clients(listener, signals, served, options.policy);
+    rigd::log_line(rigd::LogLevel::notice, "serving " + std::to_string(served.size()) + " devices on " +
+                                               (listener.activated() ? "the socket systemd passed" : options.socket));
+    rigd::serve_clients(listener, signals, served, options.policy, [&] { return read_policy(options); });
     close(signals);
+    rigd::log_line(rigd::LogLevel::notice, "stopped");
     return 0;
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "rigd: %s\n", e.what());
+    rigd::log_line(rigd::LogLevel::error, e.what());
     return 1;
   }
 }

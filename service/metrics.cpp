@@ -1,6 +1,8 @@
 // rigd's metrics file (metrics.hpp).
 #include "metrics.hpp"
 
+#include "log.hpp"
+
 #include "metrics_text.h"
 
 #include <rig/service.h>
@@ -30,7 +32,7 @@ void MetricsWriter::run() {
     lock.unlock();
     std::string why = write_once();
     // A failure is said once, not every interval, and again once it changes.
-    if (!why.empty() && why != said) std::fprintf(stderr, "rigd: metrics: %s\n", why.c_str());
+    if (!why.empty() && why != said) log_line(LogLevel::warning, "metrics: " + why);
     said = why;
     lock.lock();
     stop_.wait_for(lock, interval_, [&] { return stopping_; });

@@ -1,13 +1,15 @@
 #include "notify.hpp"
 
+#include "log.hpp"
+
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
-#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <cstring>
 
 namespace rigd {
@@ -19,19 +21,21 @@ void notify_systemd(const char *state) {
   address.sun_family = AF_UNIX;
   size_t length = std::strlen(where);
   if ((where[0] != '/' && where[0] != '@') || length >= sizeof address.sun_path) {
-    std::fprintf(stderr, "rigd: NOTIFY_SOCKET (%zu bytes) names no socket rigd can reach\n", length);
+    log_line(LogLevel::warning,
+             "NOTIFY_SOCKET (" + std::to_string(length) + " bytes) names no socket rigd can reach");
     return;
   }
   std::memcpy(address.sun_path, where, length);
   if (where[0] == '@') address.sun_path[0] = '\0';  // an abstract name
   int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    std::fprintf(stderr, "rigd: no socket for systemd's notification: %s\n", std::strerror(errno));
+    log_line(LogLevel::warning, std::string("no socket for systemd's notification: ") + std::strerror(errno));
     return;
   }
   auto bytes = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + length);
   if (sendto(fd, state, std::strlen(state), MSG_NOSIGNAL, reinterpret_cast<sockaddr *>(&address), bytes) < 0)
-    std::fprintf(stderr, "rigd: systemd's notification %s not sent: %s\n", state, std::strerror(errno));
+    log_line(LogLevel::warning,
+             std::string("systemd's notification ") + state + " not sent: " + std::strerror(errno));
   close(fd);
 }
 

@@ -21,6 +21,9 @@ constexpr auto spin_after_entry = std::chrono::microseconds(200);
 // A client that sent nothing for this long is idle: the memory cached for
 // it goes back to the drivers (Requests::release_caches).
 constexpr auto idle_after_entry = std::chrono::seconds(1);
+// How often the poller looks at its stop flag while an allocation waits
+// on a waiter thread (Requests::waiting).
+constexpr auto waiting_look = std::chrono::milliseconds(10);
 
 }  // namespace
 
@@ -64,6 +67,13 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
     // The slot, and the payload it names, go back to the client only now
     // that rigd has copied what it needs of them.
     submissions.release();
+    // Completions keep the ring's order: the entries after a waiting
+    // allocation wait with it, but the poller itself waits for nothing, and
+    // ends as soon as it is stopped.
+    while (!answered && requests.waiting()) {
+      if (stopping.load(std::memory_order_acquire)) return PollerEnd::stopped;
+      answered = requests.finish_waiting(waiting_look, answer);
+    }
     if (!answered) continue;
     while ((status = completions.push(answer)) == RingStatus::full) {
       if (stopping.load(std::memory_order_acquire)) return PollerEnd::stopped;

@@ -22,11 +22,11 @@ rig_proxy_welcome welcome_of(int32_t status, uint32_t device_count, const std::s
   return w;
 }
 
-void refuse(int socket, const std::string &why) {
+void refuse(int socket, const std::string &why, const std::string &who) {
   rig_proxy_welcome w = welcome_of(RIG_EOPEN, 0, why);
   // MSG_DONTWAIT: a refusal never waits on a client that does not read.
   send(socket, &w, sizeof w, MSG_DONTWAIT | MSG_NOSIGNAL);
-  log_refusal("refused a client: " + why);
+  log_refusal(who.empty() ? "refused a client: " + why : "refused a client (" + who + "): " + why);
 }
 
 }  // namespace rigd

@@ -12,9 +12,9 @@ namespace rigd {
 rig_proxy_welcome welcome_of(int32_t status, uint32_t device_count, const std::string &why);
 
 // Answers the client on socket RIG_EOPEN with why, and logs it
-// (log_refusal).  Never
-// blocks where the socket's buffer has room for a welcome (a new
-// connection's has).
-void refuse(int socket, const std::string &why);
+// (log_refusal) with who the client is (describe(), peer.hpp; "" where
+// rigd does not know).  Never blocks where the socket's buffer has room
+// for a welcome (a new connection's has).
+void refuse(int socket, const std::string &why, const std::string &who);
 
 }  // namespace rigd

@@ -1,15 +1,19 @@
 // rigd's bounded log of refusals (refusal_log.hpp).
 #include "refusal_log.hpp"
 
+#include "log.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <string>
 
 namespace rigd {
 
 void log_refusal(const std::string &line) {
+  if (!logs(LogLevel::notice)) return;
   using Clock = std::chrono::steady_clock;
   static std::mutex mu;
   static double left = refusal_log_burst;
@@ -24,11 +28,14 @@ void log_refusal(const std::string &line) {
     return;
   }
   left -= 1;
-  if (dropped)
-    std::fprintf(stderr, "rigd: %llu refusal lines dropped (at most %g a second past %g)\n",
-                 static_cast<unsigned long long>(dropped), refusal_log_per_second, refusal_log_burst);
+  if (dropped) {
+    char said[128];
+    std::snprintf(said, sizeof said, "%llu refusal lines dropped (at most %g a second past %g)",
+                  static_cast<unsigned long long>(dropped), refusal_log_per_second, refusal_log_burst);
+    log_line(LogLevel::notice, said);
+  }
   dropped = 0;
-  std::fprintf(stderr, "rigd: %s\n", line.c_str());
+  log_line(LogLevel::notice, line);
 }
 
 }  // namespace rigd

@@ -6,7 +6,7 @@
 
 namespace rigd {
 
-// Writes "rigd: " line to stderr where the bound allows: a burst of
+// Logs line at level notice (log.hpp) where the bound allows: a burst of
 // refusal_log_burst lines, then refusal_log_per_second a second.  A line
 // past it is dropped and counted, and the next line written first says how
 // many were.  Thread-safe.

@@ -11,8 +11,15 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <system_error>
 
 namespace rigd {
+
+Requests::~Requests() {
+  if (!creating_) return;
+  creating_->abandon();
+  objects_.refund(creating_bytes_);
+}
 
 bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
   answer = {};
@@ -31,6 +38,7 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
       break;
     case RIG_PROXY_OP_ALLOC:
       if (on_proxy) answer.status = alloc(entry, answer);
+      if (creating_) return false;
       break;
     case RIG_PROXY_OP_FREE:
       if (objects_.remove(entry.args[0])) answer.status = RIG_OK;
@@ -175,10 +183,39 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
     return refuse(entry, refused);
   }
   const Proxy &p = proxies_[entry.device];
+  auto memory = static_cast<rig_memory_t>(kind);
+  if (!served_.has_room(*p.instance, n)) {
+    try {
+      creating_ = served_.create_waiting(p.instance, n, memory);
+      creating_proxy_ = entry.device;
+      creating_bytes_ = n;
+      creating_tag_ = entry.tag;
+      return RIG_OK;
+    } catch (const std::system_error &) {
+      // No waiter thread: the client's own poller waits instead.
+    }
+  }
   rig_buffer_t *b = nullptr;
   bool served_own = false;
-  rig_status_t status = served_.create(*p.instance, n, static_cast<rig_memory_t>(kind), &b, &served_own);
-  if (status == RIG_ENOMEM) answer.detail = bytes;
+  rig_status_t status = served_.create(*p.instance, n, memory, &b, &served_own);
+  return allocated(status, b, served_own, n, entry.device, answer);
+}
+
+bool Requests::finish_waiting(std::chrono::milliseconds wait, rig_proxy_completion &answer) {
+  rig_status_t status;
+  rig_buffer_t *b;
+  bool served_own;
+  if (!creating_->answer(wait, &status, &b, &served_own)) return false;
+  creating_ = nullptr;
+  answer = {};
+  answer.tag = creating_tag_;
+  answer.status = allocated(status, b, served_own, creating_bytes_, creating_proxy_, answer);
+  return true;
+}
+
+rig_status_t Requests::allocated(rig_status_t status, rig_buffer_t *b, bool served_own, int64_t n, uint32_t proxy,
+                                 rig_proxy_completion &answer) {
+  if (status == RIG_ENOMEM) answer.detail = static_cast<uint64_t>(n);
   // The driver's allocator and rig's cache hand back memory that other
   // clients' work wrote: a client's new memory is zeroed first, and b's
   // stamps order the fill before every use of it.
@@ -190,6 +227,7 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
     return status;
   }
   // Memory of the served device's own is a borrow on the instance.
+  const Proxy &p = proxies_[proxy];
   std::shared_ptr<Instance> memory = served_own ? nullptr : p.instance, mapped_on = served_own ? p.instance : nullptr;
   answer.value = objects_.add(b, n, {memory, mapped_on, nullptr, p.device});
   return RIG_OK;

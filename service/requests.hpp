@@ -15,6 +15,7 @@
 
 #include <rig/rig.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,11 +38,25 @@ class Requests {
         completions_(completions), payload_(payload), proxy_limit_(proxy_limit), policy_(policy),
         counters_(counters), current_(served.size()), images_(objects, policy.host_code) {}
 
+  // Lets go of the allocation that waits, if any, and refunds its bytes.
+  ~Requests();
+  Requests(const Requests &) = delete;
+  Requests &operator=(const Requests &) = delete;
+
   // Runs the request entry, rigd's own copy of a ring entry, and answers
   // whether it has a completion, which it writes to answer: RIG_EINVAL with
   // nothing done for an entry that breaks protocol.h's format or names what
-  // the client does not hold.  A hand-over rigd takes has none.
+  // the client does not hold.  A hand-over rigd takes has none, and an
+  // allocation that waits (waiting()) has none yet.
   bool handle(const rig_proxy_entry &entry, rig_proxy_completion &answer);
+
+  // Whether an allocation waits for room on a waiter thread: one that a
+  // full served device's reclamation would make wait for other clients'
+  // work (ServedDevices::has_room), which must not hold up the poller.
+  bool waiting() const noexcept { return creating_ != nullptr; }
+  // Waits up to wait for that allocation; true, its completion in answer,
+  // once it is done.
+  bool finish_waiting(std::chrono::milliseconds wait, rig_proxy_completion &answer);
 
   // Returns to their drivers the cached memory of the devices the
   // client's proxies run on, its instances and the served devices whose
@@ -77,6 +92,10 @@ class Requests {
   // where it does not open, or the current one has other config.
   std::shared_ptr<Instance> instance_for(size_t device, const std::string &config, std::string *why);
   rig_status_t alloc(const rig_proxy_entry &entry, rig_proxy_completion &answer);
+  // The rest of an allocation once its buffer is made (status): zeroed
+  // and the client's, or refunded.
+  rig_status_t allocated(rig_status_t status, rig_buffer_t *b, bool served_own, int64_t n, uint32_t proxy,
+                         rig_proxy_completion &answer);
   rig_status_t map_peer(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t hand_over(const rig_proxy_entry &entry);
   rig_status_t run_hand_over(const rig_proxy_entry &entry, uint32_t proxy);
@@ -111,6 +130,12 @@ class Requests {
   std::vector<rig_point_t> waits_, points_;
   TouchedRows touched_;
   ClientImages images_;
+  // The allocation that waits (waiting()): its create, and its entry's
+  // proxy, bytes and tag.
+  std::shared_ptr<ServedDevices::Creating> creating_;
+  uint32_t creating_proxy_ = 0;
+  int64_t creating_bytes_ = 0;
+  uint64_t creating_tag_ = 0;
 };
 
 }  // namespace rigd

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace rigd {
 
@@ -105,6 +106,7 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names, int64_t cach
 }
 
 ServedDevices::~ServedDevices() {
+  waiters_.finish_by(std::chrono::steady_clock::time_point::max());
   releases_.finish_all();
   for (const auto &idle : idle_)
     for (const Idle &i : idle) rig_close(i.device);
@@ -205,6 +207,70 @@ rig_status_t ServedDevices::create(const Instance &instance, int64_t n, rig_memo
     if (status != RIG_OK || *out) return status;
   }
   return rig_buffer_create(on, n, kind, out);
+}
+
+bool ServedDevices::has_room(const Instance &instance, int64_t n) const noexcept {
+  rig_device_t *served = devices_[instance.served()].get();
+  // The instance's own memory: its reclamation waits for its client's work
+  // alone.
+  if (!rig_reaches(instance.device(), served)) return true;
+  // By the device's alignment, as rig charges whole words.
+  int64_t alignment = std::max<int64_t>(rig_device_alignment(served), 1);
+  int64_t charged = n + (alignment - n % alignment) % alignment;
+  int64_t budget = rig_budget(served);
+  return charged >= n && charged <= budget && rig_allocated(served) <= budget - charged;
+}
+
+bool ServedDevices::Creating::answer(std::chrono::milliseconds wait, rig_status_t *status, rig_buffer_t **out,
+                                     bool *served_own) {
+  std::unique_lock g(mu_);
+  if (!done_.wait_for(g, wait, [&] { return finished_; })) return false;
+  *status = status_;
+  *out = std::exchange(buffer_, nullptr);
+  *served_own = served_own_;
+  return true;
+}
+
+void ServedDevices::Creating::abandon() noexcept {
+  rig_buffer_t *made;
+  {
+    std::lock_guard g(mu_);
+    abandoned_ = true;
+    made = std::exchange(buffer_, nullptr);
+  }
+  rig_buffer_unref(made);
+}
+
+bool ServedDevices::Creating::finish(rig_status_t status, rig_buffer_t *b, bool served_own) noexcept {
+  {
+    std::lock_guard g(mu_);
+    if (!abandoned_) {
+      status_ = status;
+      buffer_ = b;
+      served_own_ = served_own;
+      finished_ = true;
+      done_.notify_all();
+      return true;
+    }
+  }
+  rig_buffer_unref(b);
+  return false;
+}
+
+std::shared_ptr<ServedDevices::Creating> ServedDevices::create_waiting(std::shared_ptr<Instance> instance, int64_t n,
+                                                                       rig_memory_t kind) const {
+  auto creating = std::make_shared<Creating>();
+  waiters_.run([this, creating, instance = std::move(instance), n, kind]() mutable {
+    rig_buffer_t *b = nullptr;
+    bool served_own = false;
+    rig_status_t status = create(*instance, n, kind, &b, &served_own);
+    // Memory made for a client gone returns to the drivers, as its session's
+    // end returns what it held (Session::run).
+    if (!creating->finish(status, b, served_own)) free_caches();
+    // The instance goes back (releases_) from here, before the thread ends.
+    instance.reset();
+  });
+  return creating;
 }
 
 int64_t ServedDevices::allocated(size_t i) const {

@@ -6,10 +6,12 @@
 #include "protocol.h"
 #include "releases.hpp"
 #include "segments.hpp"
+#include "waiters.hpp"
 
 #include <rig/rig.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -95,16 +97,48 @@ class ServedDevices {
   rig_status_t create(const Instance &instance, int64_t n, rig_memory_t kind, rig_buffer_t **out,
                       bool *served_own) const;
 
+  // Whether create of n bytes on instance finds room in the budget that
+  // bounds it now, and so runs no reclamation.  A reclamation of the served
+  // device's budget waits for the work of every client whose memory it
+  // released there (rig_buffer_create's rounds): as slow as that client's
+  // device, which must never hold up a poller.
+  bool has_room(const Instance &instance, int64_t n) const noexcept;
+
+  // A create that runs on a waiter thread of its own (create_waiting).
+  class Creating {
+   public:
+    // Waits up to wait for create to return; true, with its answer, once
+    // it has (the buffer is then the caller's).
+    bool answer(std::chrono::milliseconds wait, rig_status_t *status, rig_buffer_t **out, bool *served_own);
+    // The caller no longer waits: the buffer, made or to be made, is let go.
+    void abandon() noexcept;
+
+   private:
+    friend class ServedDevices;
+    // Stores create's answer; where abandoned, lets b go and answers false.
+    bool finish(rig_status_t status, rig_buffer_t *b, bool served_own) noexcept;
+    std::mutex mu_;
+    std::condition_variable done_;
+    bool finished_ = false, abandoned_ = false, served_own_ = false;
+    rig_status_t status_ = RIG_OK;
+    rig_buffer_t *buffer_ = nullptr;
+  };
+  // create on a waiter thread, which holds instance until it returns: for
+  // a create that may reclaim (!has_room).  Throws std::system_error where
+  // no thread can be made.
+  std::shared_ptr<Creating> create_waiting(std::shared_ptr<Instance> instance, int64_t n, rig_memory_t kind) const;
+
   // The bytes allocated on served device i and on its instances, live and
   // idle (rig_allocated of each).
   int64_t allocated(size_t i) const;
   // Served device i's instances: held by clients, and idle.
   size_t instances(size_t i) const;
 
-  // Waits until every instance that went back has finished its release
-  // (its work done: idle or closed), or deadline; answers whether all did.
+  // Waits until every waiting create has returned, and every instance that
+  // went back has finished its release (its work done: idle or closed), or
+  // deadline; answers whether all did.
   bool finish_releases(std::chrono::steady_clock::time_point deadline) const {
-    return releases_.finish_by(deadline);
+    return waiters_.finish_by(deadline) && releases_.finish_by(deadline);
   }
   // The names of the instances still held, or whose release waits for
   // their work: what rigd abandons where it ends before they are done.
@@ -142,6 +176,8 @@ class ServedDevices {
   mutable std::vector<std::vector<std::weak_ptr<Instance>>> instances_;  // by served device
   mutable std::vector<std::vector<Idle>> idle_;                       // by served device
   mutable std::vector<uint64_t> opened_;  // instances opened, by served device: their names
+  // The waiting creates' threads; each holds an instance until it ends.
+  mutable Waiters waiters_;
   // Last: its worker, which takes instances back, ends first.
   mutable Releases releases_{[this](Release &r) { take_back(r); }};
 };

@@ -4,6 +4,7 @@
 #include "arenas.hpp"
 #include "client_objects.hpp"
 #include "completions.hpp"
+#include "log.hpp"
 #include "poller.hpp"
 #include "protocol.h"
 #include "refusal.hpp"
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -143,22 +145,23 @@ uint64_t next_client() {
 
 }  // namespace
 
-Session::Session(int socket, uid_t user, pid_t pid, const ServedDevices &served, const Policy &policy,
+Session::Session(int socket, const Peer &peer, const ServedDevices &served, std::shared_ptr<const Policy> policy,
                  Exports &exports, UserClients &users, std::function<void()> on_end)
     : socket_(socket),
       served_(served),
-      policy_(policy),
+      policy_(std::move(policy)),
       exports_(exports),
       users_(users),
       client_(next_client()),
-      user_(user),
-      counters_(client_, pid, user, served.size()),
+      who_("client " + std::to_string(client_) + " (" + describe(peer) + ")"),
+      user_(peer.uid),
+      counters_(client_, peer.pid, peer.uid, peer.command, served.size()),
       on_end_(std::move(on_end)),
       thread_([this] {
         try {
           serve();
         } catch (const std::exception &e) {
-          std::fprintf(stderr, "rigd: a session ended: %s\n", e.what());
+          log_line(LogLevel::error, who_ + ": its session ended: " + e.what());
         }
         users_.leave(user_);
         ended_.store(true, std::memory_order_release);
@@ -188,7 +191,7 @@ void Session::serve() {
     completion = completion_segment();
     ring = std::make_unique<Segment>("rigd-rings", layout->segment.bytes, ClientAccess::read_write);
   } catch (const std::exception &e) {
-    refuse(socket_, std::string("rigd cannot make the client's segments: ") + e.what());
+    refuse(socket_, std::string("rigd cannot make the client's segments: ") + e.what(), who_);
     return;
   }
   std::memcpy(ring->base(), &*layout, sizeof *layout);
@@ -199,7 +202,7 @@ bool Session::welcome(const Segment &completion, const Segment &ring) {
   auto w = welcome_of(RIG_OK, static_cast<uint32_t>(served_.size()), "");
   std::vector<std::byte> message(sizeof w);
   std::memcpy(message.data(), &w, sizeof w);
-  std::vector<rig_proxy_device_record> quota_records = with_quota(served_.records(), policy_.quota_bytes());
+  std::vector<rig_proxy_device_record> quota_records = with_quota(served_.records(), policy_->quota_bytes());
   auto records = std::as_bytes(std::span(quota_records));
   message.insert(message.end(), records.begin(), records.end());
   int fds[RIG_PROXY_SEGMENT_FDS] = {served_.segment().fd(), completion.fd(), ring.fd()};
@@ -218,24 +221,25 @@ void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &
   // Declared first: what the client holds is counted out last.
   Account account(users_, user_, counters_.held);
   ClientObjects objects(account, &counters_);
-  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_, counters_);
+  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_, counters_,
+                          who_);
   Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
-                    policy_, counters_);
+                    *policy_, counters_);
   std::atomic<bool> stopping{false};
   std::thread poller;
   try {
     poller = std::thread([&] {
       try {
         if (run_poller(rings, requests, stopping) == PollerEnd::breach)
-          std::fprintf(stderr, "rigd: a client broke the rings' protocol: disconnected\n");
+          log_line(LogLevel::warning, who_ + " broke the rings' protocol: disconnected");
       } catch (const std::exception &e) {
         // Such as a thread or memory rigd could not make for a request.
-        std::fprintf(stderr, "rigd: a client's request failed: %s: disconnected\n", e.what());
+        log_line(LogLevel::warning, who_ + ": a request failed: " + e.what() + ": disconnected");
       }
       stop();
     });
   } catch (const std::system_error &e) {
-    refuse(socket_, std::string("rigd cannot make the client's poller thread: ") + e.what());
+    refuse(socket_, std::string("rigd cannot make the client's poller thread: ") + e.what(), who_);
     return;
   }
   // However this function ends, the poller ends, then the client's
@@ -255,8 +259,14 @@ void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &
     }
   } end_client{*this, poller, stopping, rings};
   if (!welcome(completion, ring)) return;
+  log_line(LogLevel::info, who_ + " connected");
+  auto since = std::chrono::steady_clock::now();
   while (serve_socket_request(socket_, objects, exports_, client_)) {
   }
+  auto stayed = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  char after[64];
+  std::snprintf(after, sizeof after, " left after %.1f s", stayed);
+  log_line(LogLevel::info, who_ + after);
 }
 
 }  // namespace rigd

@@ -4,6 +4,7 @@
 #include "client_counters.hpp"
 #include "config.hpp"
 #include "exports.hpp"
+#include "peer.hpp"
 #include "ring_segment.hpp"
 #include "segments.hpp"
 #include "served.hpp"
@@ -13,6 +14,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <thread>
 
 namespace rigd {
@@ -24,12 +26,13 @@ class Session {
   // segments and poller, sends the welcome, then runs its requests until
   // it disconnects, breaks the rings' protocol or rigd stops.  Where any of
   // those cannot be made the client is refused with the reason instead.
-  // users counts the client under user; the session counts it out as it
-  // ends, then calls on_end (on its own thread).  pid is the client's
-  // process, for its counters.  Throws std::system_error where the thread
-  // cannot be made: the socket and the count are then still the caller's.
-  Session(int socket, uid_t user, pid_t pid, const ServedDevices &served, const Policy &policy, Exports &exports,
-          UserClients &users, std::function<void()> on_end);
+  // users counts the client under peer's uid; the session counts it out as
+  // it ends, then calls on_end (on its own thread).  It logs the client's
+  // arrival and departure, and counts what it does (peer names it in its
+  // counters).  Throws std::system_error where the thread cannot be made:
+  // the socket and the count are then still the caller's.
+  Session(int socket, const Peer &peer, const ServedDevices &served, std::shared_ptr<const Policy> policy,
+          Exports &exports, UserClients &users, std::function<void()> on_end);
   // Stops the session, waits for it to end and closes its socket.
   ~Session();
   Session(const Session &) = delete;
@@ -56,10 +59,11 @@ class Session {
 
   int socket_;
   const ServedDevices &served_;
-  const Policy &policy_;
+  std::shared_ptr<const Policy> policy_;  // the one the client was admitted under
   Exports &exports_;
   UserClients &users_;
   uint64_t client_;  // the client's number, unique in rigd's life
+  std::string who_;  // "client N (describe(peer))", for log lines
   uid_t user_;
   ClientCounters counters_;
   std::function<void()> on_end_;

@@ -5,6 +5,23 @@
 
 namespace rigd {
 
+int64_t UserClients::most() const {
+  std::lock_guard g(mu_);
+  return most_;
+}
+
+int64_t UserClients::most_clients() const {
+  std::lock_guard g(mu_);
+  return most_clients_;
+}
+
+void UserClients::set_bounds(int64_t most, const Limits &limits, int64_t most_clients) {
+  std::lock_guard g(mu_);
+  most_ = most;
+  limits_ = limits;
+  most_clients_ = most_clients;
+}
+
 bool UserClients::join(uid_t user) {
   std::lock_guard g(mu_);
   if (most_clients_ > 0 && clients_ >= most_clients_) return false;
@@ -31,8 +48,8 @@ void UserClients::forget_if_idle(std::unordered_map<uid_t, User>::iterator it) n
 
 std::string UserClients::take(uid_t user, Counts &client, Held kind, int64_t n) {
   auto k = static_cast<size_t>(kind);
-  const Limit &limit = limits_[kind];
   std::lock_guard g(mu_);
+  const Limit &limit = limits_[kind];
   User &u = users_[user];
   // Within the bound, computed without overflow for any n >= 0.
   auto passes = [n](int64_t held, int64_t most) { return most > 0 && (n > most || held > most - n); };

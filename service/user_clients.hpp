@@ -26,8 +26,12 @@ class UserClients {
   UserClients(const UserClients &) = delete;
   UserClients &operator=(const UserClients &) = delete;
 
-  int64_t most() const noexcept { return most_; }
-  int64_t most_clients() const noexcept { return most_clients_; }
+  int64_t most() const;
+  int64_t most_clients() const;
+
+  // The bounds from now on (a reloaded policy's): what clients hold
+  // already stays, and the next join and take see the new bounds.
+  void set_bounds(int64_t most, const Limits &limits, int64_t most_clients);
 
   // Counts one more client of user; false, counting nothing, where user
   // has the most connected already, or rigd has max_clients.
@@ -62,9 +66,9 @@ class UserClients {
   // Forgets user once it has no client and holds nothing (under mu_).
   void forget_if_idle(std::unordered_map<uid_t, User>::iterator it) noexcept;
 
-  int64_t most_, most_clients_;
-  Limits limits_;
   mutable std::mutex mu_;
+  int64_t most_, most_clients_;  // under mu_
+  Limits limits_;                // under mu_
   std::unordered_map<uid_t, User> users_;  // users with clients, or holding
   int64_t clients_ = 0;
   Counts total_{};

@@ -34,6 +34,7 @@ int command_metrics(int argc, char **argv);
 int command_demo(int argc, char **argv);
 int command_load(int argc, char **argv);
 int command_share(int argc, char **argv);
+int command_top(int argc, char **argv);
 int command_version(int argc, char **argv);
 
 #endif

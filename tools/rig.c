@@ -26,6 +26,10 @@
  *   rig share [--service PATH] [--device NAME@rigd]
  *                         the service's main job: two processes share a
  *                         buffer of rigd's device (rig_share.c)
+ *   rig top [--service PATH] [--frames N]
+ *                         a live view of rigd's clients and served devices,
+ *                         refreshed every second: full-screen on a terminal
+ *                         until q, plain frames otherwise (rig_top.c)
  *   rig version           the tool's version and the loaded library's
  *
  * One file per command (rig_COMMAND.c); this one holds main, the usage and
@@ -73,6 +77,10 @@ static const char usage_text[] =
     "  share [--service PATH] [--device NAME@rigd]\n"
     "                    two processes share a buffer of rigd's device\n"
     "                    (MEM:0@rigd by default): one fills, one verifies\n"
+    "  top [--service PATH] [--frames N]\n"
+    "                    rigd's clients and served devices, live, every second:\n"
+    "                    full-screen on a terminal (q quits), else plain\n"
+    "                    frames (N of them with --frames)\n"
     "  version, --version\n"
     "                    print the tool's and the library's versions\n"
     "  help, --help      print this help\n"
@@ -87,7 +95,7 @@ int usage_error(void) {
 
 /* Value-taking options of every command: one of them last on the line
  * lacks its value rather than being unknown. */
-static const char *const value_options[] = {"--service", "--device", "--offset", "--length"};
+static const char *const value_options[] = {"--service", "--device", "--offset", "--length", "--frames"};
 
 int bad_argument(const char *command, int argc, char **argv, int i) {
   const char *arg = argv[i];
@@ -137,6 +145,7 @@ static const command_t commands[] = {
     {"demo", command_demo},       {"drop", command_drop},
     {"metrics", command_metrics},
     {"load", command_load},       {"share", command_share},
+    {"top", command_top},
     {"version", command_version}, {"--version", command_version},
     {"help", command_help},       {"--help", command_help},
     {"-h", command_help},

@@ -101,6 +101,15 @@ void run_linked_pair(const std::function<int(int)> &first, const char *first_che
   cr_assert(ended_cleanly(await_client(two, client_end_s)), "%s", second_checks);
 }
 
+pid_t start_on_link(Channel &link, const std::function<int(int)> &body, const char *started) {
+  int end = link.ends[1];
+  pid_t pid = fork_client([&] { return body(end); }, {end});
+  link.close_end(1);
+  uint64_t v;
+  cr_assert(receive_value(link.ends[0], v, client_start_ms), "%s", started);
+  return pid;
+}
+
 void require(bool condition, const char *format, ...) {
   if (condition) return;
   char why[512];

@@ -49,6 +49,13 @@ struct Channel {
 void run_linked_pair(const std::function<int(int)> &first, const char *first_checks,
                      const std::function<int(int)> &second, const char *second_checks);
 
+// Forks a client that runs body with its end of link (ends[1], which the
+// test's process then closes) and returns once the client has sent a
+// value on it, failing the test with started where it does not within
+// client_start_ms.  The test keeps ends[0]: closing it tells the client
+// to end, where body waits for that.
+pid_t start_on_link(Channel &link, const std::function<int(int)> &body, const char *started);
+
 // Runs steady as a client, given its end of a link: it sends a value once
 // it runs, runs until the test sends on the link, then sends how many
 // rounds it ran.  Once it runs, runs disturbing as another client and

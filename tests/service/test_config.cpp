@@ -76,6 +76,23 @@ Test(config, arguments) {
   cr_assert(refuses_arguments({"--verbose"}), "an unknown argument");
 }
 
+/* rigd(8), LOGS: --log-level and log_level name syslog's levels, info by
+ * default; another name is refused, saying which are. */
+Test(config, log_levels_by_name) {
+  cr_assert(!parse({}).log_level, "no --log-level: the config's level holds");
+  cr_assert(parse({"--log-level", "debug"}).log_level == LogLevel::debug);
+  cr_assert(refuses_arguments({"--log-level", "loud"}), "an unknown level");
+  cr_assert(config("").log_level == LogLevel::info, "info by default");
+  cr_assert(config("log_level = error").log_level == LogLevel::error);
+  cr_assert(config("log_level = warning").log_level == LogLevel::warning);
+  cr_assert(config("log_level = notice").log_level == LogLevel::notice);
+  cr_assert(config_error("log_level = verbose").find("error, warning, notice, info or debug, not verbose") !=
+            std::string::npos);
+  set_log_level(LogLevel::warning);
+  cr_assert(logs(LogLevel::error) && logs(LogLevel::warning) && !logs(LogLevel::notice) && !logs(LogLevel::debug));
+  set_log_level(default_log_level);
+}
+
 Test(config, socket_path_defaults) {
   setenv("RIG_SERVICE", "/a/rigd.sock", 1);
   setenv("XDG_RUNTIME_DIR", "/run/user/7", 1);
