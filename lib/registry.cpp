@@ -166,8 +166,8 @@ rig_device_t *device_of_value(uint16_t slot, uint64_t value, uint64_t *retired_l
   host();
   Registry &r = registry();
   if (slot >= kSlots) return nullptr;
-  // A record is freed only kRetiredKept retirements after it left latest
-  // (forget_record), and its start never changes.
+  // latest is never a retired record (retire_locked), and a record's start
+  // never changes.
   rig_device_t *latest = r.slots[slot].latest.load(std::memory_order_acquire);
   if (latest && latest->start < value) return latest;
   std::lock_guard<std::mutex> g(r.mu);
@@ -192,7 +192,6 @@ namespace {
 // values join the slot's retired ones, every one of them reached.
 void forget_record(Registry &r, rig_device_t *d) {
   Slot &s = r.slots[d->slot];
-  if (s.latest.load(std::memory_order_relaxed) == d) s.latest.store(nullptr, std::memory_order_release);
   auto era = std::find_if(s.eras.begin(), s.eras.end(), [&](const Era &e) { return e.device == d; });
   *era = {era->start, d->submitted.load(), nullptr};
   // Neighbouring retired eras whose values follow on merge into one.
@@ -220,6 +219,10 @@ rig_device_t *retire_locked(Registry &r, rig_device_t *d) {
   }
   d->record_retired = true;
   std::erase(r.unretired, d);
+  // Points of a retired record resolve under the lock (device_of_value), so
+  // that no reader holds it unlocked as it is freed.
+  Slot &s = r.slots[d->slot];
+  if (s.latest.load(std::memory_order_relaxed) == d) s.latest.store(nullptr, std::memory_order_release);
   if (auto name = r.names.find(d->name); name != r.names.end() && name->second.device == d) {
     name->second.device = nullptr;
     if (name->second.users == 0) r.names.erase(name);
