@@ -62,19 +62,10 @@ echo "the suite's code object for $arch"
 
 # ---- 1. Build --------------------------------------------------------------
 
-step "1. configure and build ($build)"
-cmake --preset release -B "$build" -DRIG_WERROR=OFF -DRIG_AMD_ARCH="$arch" "${clang_args[@]}" "${cmake_deps[@]}"
-record "configure" $?
-[ "$failed" -eq 0 ] || summary
-# Every target, going on past a failed one, so that a target the GPU checks
-# do not need cannot stop them.
-cmake --build "$build" -j "$jobs" -- -k 0
-record "build (every target)" $?
-for f in tools/rig tests/gpu/gpu_test_rocr tests/gpu/gpu_test_rocr_absent tests/gpu/rocr_kernels/kernels.hsaco \
-         tests/conformance_test_buffers; do
-  [ -e "$build/$f" ] || record "built $f" 1 "missing"
-done
-if [ ! -x "$build/tools/rig" ] || [ ! -x "$build/tests/gpu/gpu_test_rocr" ]; then summary; fi
+build_rig tests/gpu/gpu_test_rocr \
+  "tools/rig tests/gpu/gpu_test_rocr tests/gpu/gpu_test_rocr_absent tests/gpu/rocr_kernels/kernels.hsaco
+   tests/conformance_test_buffers" \
+  -DRIG_AMD_ARCH="$arch" "${clang_args[@]}"
 
 # ---- 2. AMD:0 opens ------------------------------------------------------
 

@@ -58,19 +58,10 @@ echo "test kernels for sm_$arch"
 
 # ---- 1. Build --------------------------------------------------------------
 
-step "1. configure and build ($build)"
-cmake --preset release -B "$build" -DRIG_WERROR=OFF -DRIG_CUDA_ARCH="$arch" "${cmake_deps[@]}"
-record "configure" $?
-[ "$failed" -eq 0 ] || summary
-# Every target, going on past a failed one, so that a target the GPU checks
-# do not need cannot stop them.
-cmake --build "$build" -j "$jobs" -- -k 0
-record "build (every target)" $?
-for f in tools/rig tests/gpu/gpu_test_cuda tests/gpu/gpu_test_cuda_absent tests/gpu/gpu_rigd_cuda bench/gpu/bench_cuda \
-         tests/conformance_test_buffers; do
-  [ -x "$build/$f" ] || record "built $f" 1 "missing"
-done
-if [ ! -x "$build/tools/rig" ] || [ ! -x "$build/tests/gpu/gpu_test_cuda" ]; then summary; fi
+build_rig tests/gpu/gpu_test_cuda \
+  "tools/rig tests/gpu/gpu_test_cuda tests/gpu/gpu_test_cuda_absent tests/gpu/gpu_rigd_cuda bench/gpu/bench_cuda
+   tests/conformance_test_buffers" \
+  -DRIG_CUDA_ARCH="$arch"
 
 # ---- 2. CUDA:0 opens -----------------------------------------------------
 

@@ -1,6 +1,6 @@
 # The steps the GPU checks share (cuda.sh, amd.sh), sourced by them after
-# they set: root (the tree), build (the build folder), script (the name
-# their log and summary carry: "cuda", "amd").  Each step prints its name
+# they set: root (the tree), build (the build folder), jobs (parallel build
+# jobs), script (the name their log and summary carry: "cuda", "amd").  Each step prints its name
 # and outcome; record keeps the summary's lines; summary prints them and
 # exits 1 if any step failed.
 # shellcheck shell=bash
@@ -81,6 +81,29 @@ if [ -n "${RIG_DEPS_PREFIX:-}" ]; then
 fi
 
 # ---- Steps -----------------------------------------------------------------
+
+# build_rig SUITE NEEDED CMAKE_ARG...: step 1 of every GPU check: the
+# release preset configured in $build, warnings not fatal (a newer
+# compiler's new warnings must not stop the checks; CI holds -Werror), with
+# the CMAKE_ARGs; every target built, going on past one that fails, so that
+# a target the checks do not need cannot stop them; each path of NEEDED
+# (under $build, space-separated) that is missing recorded.  The run ends
+# where rig or SUITE is missing.
+build_rig() {
+  local suite=$1 needed f
+  read -r -d "" -a needed <<< "$2" || true
+  shift 2
+  step "1. configure and build ($build)"
+  cmake --preset release -B "$build" -DRIG_WERROR=OFF "$@" "${cmake_deps[@]}"
+  record "configure" $?
+  [ "$failed" -eq 0 ] || summary
+  cmake --build "$build" -j "$jobs" -- -k 0
+  record "build (every target)" $?
+  for f in "${needed[@]}"; do
+    [ -e "$build/$f" ] || record "built $f" 1 "missing"
+  done
+  if [ ! -x "$build/tools/rig" ] || [ ! -x "$build/$suite" ]; then summary; fi
+}
 
 # device_opens NAME: `rig devices` lists NAME available, or the run ends.
 device_opens() {
