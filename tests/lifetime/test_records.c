@@ -11,7 +11,8 @@
  *
  * Asserts:
  *   Devices:    DEV-41 DEV-43 (a kept pointer of a retired record answers
- *               Lost, "NAME lost: closed"), DEV-11 (memory of it keeps it),
+ *               Lost, "NAME lost: closed"), DEV-11 (memory of it, its own
+ *               or another's its work stamped, keeps it),
  *               DEV-16 (the slot's values go on)
  *   Properties: PROP-02 (name, submitted and reason of a retired record),
  *               PROP-03 (its points name it while it is kept), PROP-04
@@ -167,6 +168,29 @@ Test(records, memory_another_allocation_names_it_by_keeps_the_record, .timeout =
   CHECK_OK(rig_point_reached(p, &reached));
   cr_assert(reached);
   CHECK_OK(rig_close(owner));
+}
+
+Test(records, a_buffer_of_the_closed_device_keeps_its_record_and_slot, .timeout = 60) {
+  /* DEV-11 DEV-43: the device's own memory, still held after the close,
+   * keeps its slot and record; a copy into it answers Lost; once the
+   * buffer goes, the record is retired and, past the kept ones, freed. */
+  rig_device_t *d = open_sim("SIM:9~rec5");
+  rig_buffer_t *b = create(d, 4096);
+  rig_point_t p = submit_fill(b, 4);
+  CHECK_OK(rig_point_wait(p));
+  CHECK_OK(rig_close(d));
+  cycle_devices(RETIRED_KEPT + 64);
+  cr_assert(rig_point_device(p) == d, "the record its memory holds is neither retired nor freed");
+  rig_buffer_t *host = create(rig_host(), 4096);
+  CHECK_LOST(d, rig_buffer_copy(host, b), "a copy into the closed device's memory");
+  rig_buffer_unref(host);
+  rig_buffer_unref(b);
+  CHECK_OK(rig_free_cache(d), "the closed device's memory returns");
+  cycle_devices(RETIRED_KEPT + 64);
+  cr_assert_null(rig_point_device(p), "once its memory went, the record was retired and freed");
+  bool reached = false;
+  CHECK_OK(rig_point_reached(p, &reached));
+  cr_assert(reached);
 }
 
 Test(records, opening_and_closing_keeps_the_heap_flat, .timeout = 60) {
