@@ -117,6 +117,11 @@ void move_memory(Allocation *a, bool to_cache) {
 
 }  // namespace
 
+Allocation::~Allocation() {
+  for (const Stamp &s : stamps) s.device->named.fetch_sub(1);
+  for (const Dependency &u : unordered) u.device->named.fetch_sub(1);
+}
+
 bool work_done(Allocation *a) {
   Guard g(a->mu);
   for (const Stamp &s : a->stamps)
@@ -134,6 +139,7 @@ void add_unordered(Allocation *a, rig_device_t *d, uint64_t v) {
       return;
     }
   a->unordered.push_back({d, v});
+  d->named.fetch_add(1);
 }
 
 void dependencies(Allocation *a, bool write, rig_device_t *except, std::vector<Dependency> &out) {
@@ -170,6 +176,7 @@ void add_stamp(Allocation *a, rig_device_t *d, uint64_t v, bool write) {
       return;
     }
   a->stamps.push_back({d, write ? v : 0, v});
+  d->named.fetch_add(1);
 }
 
 bool forget_lost_work(Allocation *a) {
@@ -177,7 +184,10 @@ bool forget_lost_work(Allocation *a) {
   bool may_run = false;
   std::erase_if(a->stamps, [&](const Stamp &s) {
     if (!s.device->is_lost()) return false;
-    if (s.device->stopped()) return true;
+    if (s.device->stopped()) {
+      s.device->named.fetch_sub(1);
+      return true;
+    }
     may_run = may_run || s.use > s.device->reached_at_loss();
     return false;
   });
@@ -417,8 +427,7 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
         return m.get();
       }
   }
-  auto m = std::make_unique<Mapping>();
-  m->device = d;
+  auto m = std::make_unique<Mapping>(d);
   if (a->owner->is_io()) {
     // A borrow of an io device's memory maps its pages.
     rig_device_t *io = a->owner;

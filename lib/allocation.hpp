@@ -16,11 +16,16 @@ struct Stamp {
   uint64_t use;    // the last value of device that used it (>= write)
 };
 
-// A device's mapping of an allocation, shared by every borrow on it.
+// A device's mapping of an allocation, shared by every borrow on it.  It
+// names its device (rig_device::named) from its making to its end.
 struct Mapping {
+  explicit Mapping(rig_device_t *d) : device(d) { device->named.fetch_add(1); }
+  ~Mapping() { device->named.fetch_sub(1); }
+  Mapping(const Mapping &) = delete;
+  Mapping &operator=(const Mapping &) = delete;
   rig_device_t *device;
-  Region region;              // nullptr where the device needs no driver mapping
-  rig_edge_location_t loc;    // where byte 0 of the allocation lies for it
+  Region region = nullptr;    // nullptr where the device needs no driver mapping
+  rig_edge_location_t loc{};  // where byte 0 of the allocation lies for it
   void *io_pages = nullptr;   // an io device's pages this mapping maps, if any
   int64_t borrows = 0;        // live borrows holding it
   bool kept = false;          // made or kept for copies: lasts until the memory returns
@@ -108,6 +113,7 @@ struct Allocation {
   std::vector<std::unique_ptr<const Death>> deaths;
 
   Allocation() = default;
+  ~Allocation();  // its stamps and unordered uses name their devices no more
   Allocation(const Allocation &) = delete;
   Allocation &operator=(const Allocation &) = delete;
 };

@@ -26,6 +26,11 @@ const std::string &rig_device::lost_reason() const {
   return why ? *why : none;
 }
 
+rig_device::~rig_device() {
+  for (const QueueWait &w : queue_waits) w.on->named.fetch_sub(1);
+  if (owns_reason_) delete lost_.load();
+}
+
 bool rig_device::lose(const std::string &why, bool fault) {
   if (is_host) return false;
   // Values the device reached until now stay reached; later ones are
@@ -47,6 +52,7 @@ bool rig_device::lose(const std::string &why, bool fault) {
     }
     reached_at_loss_ = std::min(reached, submitted.load(std::memory_order_acquire));
     lost_by_fault_ = fault;
+    owns_reason_ = reason != &out_of_memory;
     stop_state_.store(kStopOwed, std::memory_order_release);
     lost_.store(reason, std::memory_order_release);
   }
@@ -154,7 +160,11 @@ namespace {
 std::vector<rig_device::QueueWait> pending_waits(rig_device *d) {
   Guard g(d->queue_waits_mu);
   uint64_t word = d->reported.load(std::memory_order_acquire);
-  std::erase_if(d->queue_waits, [&](const rig_device::QueueWait &w) { return word >= w.my_value; });
+  std::erase_if(d->queue_waits, [&](const rig_device::QueueWait &w) {
+    if (word < w.my_value) return false;
+    w.on->named.fetch_sub(1);
+    return true;
+  });
   return d->queue_waits;
 }
 

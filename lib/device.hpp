@@ -1,6 +1,8 @@
 // The record of an open device: its properties, its timeline and the
-// reason it was lost.  Records live for the rest of the process, so a
-// rig_device_t pointer never dangles and a point can always name one.
+// reason it was lost.  A record lives until the registry retires it (once
+// it is closed, stopped and nothing names it) and then for 4096 later
+// retirements more, so that a rig_device_t pointer a program kept still
+// answers as a closed device (registry.hpp).
 #pragma once
 
 #include "driver.hpp"
@@ -62,6 +64,15 @@ struct rig_device {
   // Allocations (live, collected or cached) and other holdings that keep the
   // device in its slot after it is closed.
   std::atomic<int64_t> holdings{0};
+  // Stamps, unordered uses and queue waits of others that name the device:
+  // its record is retired only once none does.
+  std::atomic<int64_t> named{0};
+  bool record_retired = false;  // by the registry, under its lock
+
+  rig_device() = default;
+  rig_device(const rig_device &) = delete;
+  rig_device &operator=(const rig_device &) = delete;
+  ~rig_device();
 
   // The waits of its queue on other devices' values, until it passes them:
   // a loss spreads along them (rig.txt, Loss).
@@ -149,6 +160,7 @@ struct rig_device {
 
  private:
   std::atomic<const std::string *> lost_{nullptr};
+  bool owns_reason_ = false;  // lost_ was made by new
   uint64_t reached_at_loss_ = 0;
   bool lost_by_fault_ = false;
 

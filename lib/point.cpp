@@ -13,7 +13,10 @@ uint64_t value_of(rig_point_t p) { return p.bits & kValueMax; }
 // The device whose value the point holds.  A value past the device's
 // submitted one was never given: nothing will ever reach it.
 rig_device_t *resolve(rig_point_t p) {
-  rig_device_t *d = device_of_value(slot_of(p), value_of(p));
+  uint64_t retired_last = kValueMax;
+  rig_device_t *d = device_of_value(slot_of(p), value_of(p), &retired_last);
+  if (!d && value_of(p) > retired_last)
+    throw_invalid("the point's value was never submitted on slot " + std::to_string(slot_of(p)));
   if (!d) return nullptr;
   if (value_of(p) > d->submitted.load(std::memory_order_acquire))
     throw_invalid("the point's value was never submitted on " + d->name);
@@ -47,7 +50,9 @@ rig_point_t rig_point_make(const rig_device_t *d, uint64_t value) {
 uint64_t rig_point_value(rig_point_t p) { return value_of(p); }
 
 rig_device_t *rig_point_device(rig_point_t p) {
-  rig_device_t *d = device_of_value(slot_of(p), value_of(p));
+  uint64_t freed_last = UINT64_MAX;
+  rig_device_t *d = device_of_value(slot_of(p), value_of(p), &freed_last);
+  if (freed_last != UINT64_MAX) return nullptr;  // a value of a freed record
   if (!d) d = device_of_value(slot_of(p), value_of(p) + 1);  // value 0, or a start value
   if (!d || slot_taken_after(d)) return nullptr;
   return d;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -15,13 +16,22 @@
 namespace rig {
 namespace {
 
+// The values (start, last] that a slot's devices were given: one device's,
+// or, where device is nullptr, those of devices whose records were
+// retired and freed, every one of them reached.
+struct Era {
+  uint64_t start;
+  uint64_t last;  // a live record's: its submitted
+  rig_device_t *device;
+};
+
 struct Slot {
   // The device holding it, if any; read without the lock by fail and fork.
   std::atomic<rig_device_t *> current{nullptr};
-  uint64_t last = 0;                    // the last value its devices were given
-  std::vector<rig_device_t *> devices;  // every device that held it, in order
-  // devices' last, read without the lock: the values after its start are
-  // its own, and a point nearly always names one of them.
+  uint64_t last = 0;        // the last value its devices were given
+  std::vector<Era> eras;    // in order
+  // The last era's device, read without the lock: the values after its
+  // start are its own, and a point nearly always names one of them.
   std::atomic<rig_device_t *> latest{nullptr};
 };
 
@@ -31,7 +41,12 @@ struct Name {
   rig_device_t *device = nullptr;
   std::unique_ptr<Mutex> open_lock = std::make_unique<Mutex>();
   std::thread::id opener;
+  int users = 0;  // opens that hold open_lock's address
 };
+
+// The retired records rig keeps, so that a pointer a program kept answers
+// as a closed device, before it frees the oldest.
+constexpr size_t kRetiredKept = 4096;
 
 struct Registry {
   std::mutex mu;  // drivers, names, slots; never held across a driver call
@@ -39,6 +54,8 @@ struct Registry {
   std::map<std::string, Name> names;
   std::vector<Slot> slots = std::vector<Slot>(kSlots);
   int next_free_hint = 0;
+  std::vector<rig_device_t *> unretired;  // left their slots; something names them
+  std::deque<rig_device_t *> retired;     // oldest first, at most kRetiredKept
 };
 
 // Marks a slot reserved by an open under way.
@@ -136,7 +153,7 @@ rig_device_t *host() {
     d->is_host = true;
     std::lock_guard<std::mutex> g(r.mu);
     r.slots[0].current = d;
-    r.slots[0].devices.push_back(d);
+    r.slots[0].eras.push_back({0, 0, d});
     r.slots[0].latest.store(d, std::memory_order_release);
     r.names["CPU"].device = d;
     r.next_free_hint = 1;
@@ -145,42 +162,122 @@ rig_device_t *host() {
   return h;
 }
 
-rig_device_t *device_of_value(uint16_t slot, uint64_t value) {
+rig_device_t *device_of_value(uint16_t slot, uint64_t value, uint64_t *retired_last) {
   host();
   Registry &r = registry();
   if (slot >= kSlots) return nullptr;
-  // A record is never freed and its start never changes.
+  // latest is never a retired record (retire_locked), and a record's start
+  // never changes.
   rig_device_t *latest = r.slots[slot].latest.load(std::memory_order_acquire);
   if (latest && latest->start < value) return latest;
   std::lock_guard<std::mutex> g(r.mu);
-  const auto &devices = r.slots[slot].devices;
-  for (auto it = devices.rbegin(); it != devices.rend(); ++it)
-    if ((*it)->start < value) return *it;
+  const auto &eras = r.slots[slot].eras;
+  for (auto it = eras.rbegin(); it != eras.rend(); ++it)
+    if (it->start < value) {
+      if (!it->device && retired_last) *retired_last = it->last;
+      return it->device;
+    }
   return nullptr;
 }
 
 bool slot_taken_after(const rig_device_t *d) {
   Registry &r = registry();
   std::lock_guard<std::mutex> g(r.mu);
-  return r.slots[d->slot].devices.back() != d;
+  return r.slots[d->slot].eras.back().device != d;
 }
+
+namespace {
+
+// Takes a retired record out of its slot's eras before it is freed: its
+// values join the slot's retired ones, every one of them reached.
+void forget_record(Registry &r, rig_device_t *d) {
+  Slot &s = r.slots[d->slot];
+  auto era = std::find_if(s.eras.begin(), s.eras.end(), [&](const Era &e) { return e.device == d; });
+  *era = {era->start, d->submitted.load(), nullptr};
+  // Neighbouring retired eras whose values follow on merge into one.
+  if (auto next = era + 1; next != s.eras.end() && !next->device && next->start == era->last) {
+    era->last = next->last;
+    era = s.eras.erase(next) - 1;
+  }
+  if (era != s.eras.begin()) {
+    if (auto prev = era - 1; !prev->device && prev->last == era->start) {
+      prev->last = era->last;
+      s.eras.erase(era);
+    }
+  }
+}
+
+// Retires d's record where nothing names it any more: its name is free
+// and the record joins the retired ones kept; returns the oldest of those
+// to free, if any.  Called with r.mu held, once d has left its slot.
+rig_device_t *retire_locked(Registry &r, rig_device_t *d) {
+  // A device whose loss dropped points keeps its record for good (DEV-22).
+  if (d->record_retired || d->reached_at_loss() < d->submitted.load()) return nullptr;
+  if (d->holdings.load() != 0 || d->named.load() != 0) {
+    if (std::find(r.unretired.begin(), r.unretired.end(), d) == r.unretired.end()) r.unretired.push_back(d);
+    return nullptr;
+  }
+  d->record_retired = true;
+  std::erase(r.unretired, d);
+  // Points of a retired record resolve under the lock (device_of_value), so
+  // that no reader holds it unlocked as it is freed.
+  Slot &s = r.slots[d->slot];
+  if (s.latest.load(std::memory_order_relaxed) == d) s.latest.store(nullptr, std::memory_order_release);
+  if (auto name = r.names.find(d->name); name != r.names.end() && name->second.device == d) {
+    name->second.device = nullptr;
+    if (name->second.users == 0) r.names.erase(name);
+  }
+  r.retired.push_back(d);
+  if (r.retired.size() <= kRetiredKept) return nullptr;
+  rig_device_t *oldest = r.retired.front();
+  r.retired.pop_front();
+  forget_record(r, oldest);
+  return oldest;
+}
+
+void free_record(rig_device_t *d) {
+  if (!d) return;
+  DriverCallMask mask;
+  delete d;
+}
+
+}  // namespace
 
 void maybe_leave_slot(rig_device_t *d) {
   if (d->is_host || !d->is_lost() || d->holdings.load() != 0 || !d->stopped()) return;
   Registry &r = registry();
+  bool left = false;
   {
     std::lock_guard<std::mutex> g(r.mu);
     Slot &s = r.slots[d->slot];
-    if (s.current != d) return;
-    // A device whose timeline passed 2^46 keeps its slot for good, so that
-    // the slot's values never run out (DEV-15).
-    if (d->submitted.load() > (uint64_t{1} << 46)) return;
-    s.last = d->submitted.load();
-    s.current = nullptr;
+    if (s.current == d) {
+      // A device whose timeline passed 2^46 keeps its slot for good, so
+      // that the slot's values never run out (DEV-15).
+      if (d->submitted.load() > (uint64_t{1} << 46)) return;
+      s.last = d->submitted.load();
+      s.current = nullptr;
+      left = true;
+    }
   }
   // No device maps a word of a driver's own (queues wait only on plain
   // words), so it goes back as the device leaves its slot.
-  d->free_own_word();
+  if (left) d->free_own_word();
+  rig_device_t *freed;
+  {
+    std::lock_guard<std::mutex> g(r.mu);
+    freed = r.slots[d->slot].current == d ? nullptr : retire_locked(r, d);
+  }
+  free_record(freed);
+}
+
+void retire_unnamed() {
+  Registry &r = registry();
+  std::vector<rig_device_t *> freed;
+  {
+    std::lock_guard<std::mutex> g(r.mu);
+    for (rig_device_t *d : std::vector<rig_device_t *>(r.unretired)) freed.push_back(retire_locked(r, d));
+  }
+  for (rig_device_t *d : freed) free_record(d);
 }
 
 namespace {
@@ -256,7 +353,20 @@ rig_device_t *open_device_with(const char *name_c, Driver *driver,
     Name &n = r.names[name];
     if (n.opener == std::this_thread::get_id()) throw_invalid("open of " + name + " from inside its own open");
     open_lock = n.open_lock.get();
+    n.users++;
   }
+  // The name's entry goes once no open uses it and no device holds it, so
+  // that names opened once each (rigd's instances) return their memory.
+  struct LeaveName {
+    Registry &r;
+    const std::string &name;
+    ~LeaveName() {
+      std::lock_guard<std::mutex> g(r.mu);
+      auto n = r.names.find(name);
+      if (--n->second.users == 0 && !n->second.device) r.names.erase(n);
+    }
+  } leave_name{r, name};
+  retire_unnamed();
   Guard name_guard(*open_lock);
   rig_device_t *existing;
   {
@@ -323,7 +433,7 @@ rig_device_t *open_device_with(const char *name_c, Driver *driver,
   if (const char *why = rig_failure()) d->lose(why, false);
   std::lock_guard<std::mutex> g(r.mu);
   r.slots[slot].current = d;
-  r.slots[slot].devices.push_back(d);
+  r.slots[slot].eras.push_back({d->start, 0, d});
   r.slots[slot].latest.store(d, std::memory_order_release);
   r.names[name].device = d;
   r.names[name].opener = std::thread::id();
@@ -346,6 +456,7 @@ void close_device(rig_device_t *d) {
   d->stop();
   reclaim_stopped(d);
   maybe_leave_slot(d);
+  retire_unnamed();
 }
 
 void probe(rig_probe_fn f, void *context) {

@@ -17,14 +17,23 @@ constexpr uint64_t kValueMax = (uint64_t{1} << kValueBits) - 1;
 rig_device_t *host();
 
 // The device of slot that holds value (the last one whose timeline started
-// before it), or nullptr where none does.
-rig_device_t *device_of_value(uint16_t slot, uint64_t value);
+// before it), or nullptr where none does or where that device's record was
+// freed: then every value it was given is reached, and *retired_last
+// (where given) is the last of them.
+rig_device_t *device_of_value(uint16_t slot, uint64_t value, uint64_t *retired_last = nullptr);
 // True iff a later device took d's slot.
 bool slot_taken_after(const rig_device_t *d);
 
 // Called when a closed device may have returned its last holding: frees
-// its slot once it has stopped and holds nothing.
+// its slot once it has stopped and holds nothing, and retires its record
+// once nothing names it either (retire_unnamed retries later).
 void maybe_leave_slot(rig_device_t *d);
+// Retires the records of devices that left their slots once nothing names
+// them: a record lost without dropping a point, stopped, holding nothing,
+// named by no stamp or queue wait of another.  A retired record is freed
+// once 4096 later ones were retired; until then it answers as the closed
+// device it is.
+void retire_unnamed();
 
 // The registered driver of a name's prefix (the part before ':').
 Driver *driver_of_prefix(const std::string &name);

@@ -136,8 +136,10 @@ uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t npart
   if (!queue_waits.empty()) {
     Guard g(d->queue_waits_mu);
     for (const Dependency &dep : deps)
-      if (dep.device != d && waits_on_queue(d, dep))
+      if (dep.device != d && waits_on_queue(d, dep)) {
         d->queue_waits.push_back({dep.device, dep.value, v});
+        dep.device->named.fetch_add(1);
+      }
   }
   for (size_t i = 0; i < nuses; i++) add_stamp(uses[i].alloc, d, v, uses[i].write);
   if (d->is_lost()) throw_lost(d);

@@ -186,8 +186,9 @@ void CudaDevice::make_word(uint64_t start) {
 }
 
 CudaDevice::~CudaDevice() {
-  // rig keeps its devices for the life of the process; this runs for a
-  // device that never served, such as one whose facts rig refused.
+  // This runs for a device that never served, such as one whose facts rig
+  // refused, and as rig frees a retired record, whose stop and the free of
+  // its word ran first.
   release_queues();
   release_word();
 }

@@ -21,9 +21,15 @@
  *    NULL, an unref does nothing).  This holds until 16384 more handles of
  *    its type have been released after it; from then on its memory may
  *    hold a new handle of that type, which the old pointer then names.
- *    Devices and machines are records that live for the rest of the
- *    process: their pointers are never released and never dangle, and a
- *    closed device answers RIG_ELOST.
+ *    Machines are records that live for the rest of the process.  A
+ *    device's record lives while it is open, and after its close until it
+ *    has stopped and nothing names it (its memory, mappings, submissions,
+ *    images and the stamps and waits of others' work returned); a device
+ *    whose loss dropped points keeps its record for good.  Then rig retires
+ *    it, its slot and name free: the pointer still answers as the closed
+ *    device (RIG_ELOST, "NAME lost: closed"; properties as before) until
+ *    4096 more device records have been retired after it; from then on its
+ *    memory may hold a new device, which the old pointer then names.
  *  - Sizes, offsets and lengths are int64_t so that a negative value is
  *    refused as the specification states instead of wrapping.
  *  - Every call is thread-safe.  A call that may take a lock, made while the
@@ -271,8 +277,8 @@ typedef struct rig_point {
 /* The last value a point holds: 2^47 - 1. */
 #define RIG_POINT_VALUE_MAX ((UINT64_C(1) << 47) - 1)
 
-/* The device the point names, until a later device takes its slot: NULL
- * from then on.  Takes no lock. */
+/* The device the point names, until a later device takes its slot or its
+ * retired record is freed (Handles): NULL from then on.  Takes no lock. */
 rig_device_t *rig_point_device(rig_point_t p);
 /* The point's value.  Takes no lock. */
 uint64_t rig_point_value(rig_point_t p);

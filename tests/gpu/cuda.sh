@@ -39,72 +39,11 @@ cd "$root" || exit 1
 build=${BUILD:-build/gpu}
 jobs=${JOBS:-$(nproc)}
 
-tee_pid=
-if [ -n "${OUT:-}" ]; then
-  mkdir -p "$OUT"
-  exec > >(tee "$OUT/cuda.log") 2>&1
-  tee_pid=$!
-fi
+script=cuda
+# shellcheck source=tests/gpu/gpu_steps.sh
+. "$root/tests/gpu/gpu_steps.sh"
 
 export PATH="$PATH:/usr/local/cuda/bin"
-results=()   # "STEP: PASS|FAIL (detail)"
-failed=0
-
-step() {
-  printf '\n==== %s ====\n' "$*"
-}
-
-# record NAME STATUS [DETAIL]: one line of the summary.
-record() {
-  local name=$1 status=$2 detail=${3:-}
-  if [ "$status" -eq 0 ]; then
-    results+=("PASS  $name${detail:+  ($detail)}")
-    echo "---- $name: PASS${detail:+ ($detail)}"
-  else
-    results+=("FAIL  $name${detail:+  ($detail)}")
-    echo "---- $name: FAIL${detail:+ ($detail)}"
-    failed=1
-  fi
-}
-
-summary() {
-  step "summary"
-  printf '%s\n' "${results[@]}"
-  if [ "$failed" -eq 0 ]; then echo "cuda.sh: all steps passed"; else echo "cuda.sh: FAILED"; fi
-  # The log is whole once tee has written the last line.
-  if [ -n "$tee_pid" ]; then
-    exec >&- 2>&-
-    wait "$tee_pid"
-  fi
-  exit "$failed"
-}
-
-# ---- Dependencies from a prefix ------------------------------------------
-
-run_env=()  # what tests and benchmarks run with
-cmake_deps=()
-if [ -n "${RIG_DEPS_PREFIX:-}" ]; then
-  prefix=$(cd "$RIG_DEPS_PREFIX" && pwd)
-  multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-  libs="$prefix/usr/lib/$multiarch:$prefix/lib/$multiarch"
-  # The packages' .pc files name /usr: copies of them name the prefix.
-  pc="$root/$build/deps-pkgconfig"
-  mkdir -p "$pc"
-  for f in "$prefix/usr/lib/$multiarch/pkgconfig"/*.pc "$prefix/usr/share/pkgconfig"/*.pc; do
-    [ -e "$f" ] || continue
-    sed -E "s#^(prefix|exec_prefix|libdir|includedir)=/usr#\\1=$prefix/usr#" "$f" > "$pc/$(basename "$f")"
-  done
-  export PKG_CONFIG_PATH="$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-  export CPATH="$prefix/usr/include${CPATH:+:$CPATH}"
-  export LIBRARY_PATH="$prefix/usr/lib/$multiarch${LIBRARY_PATH:+:$LIBRARY_PATH}"
-  # The linker finds the libraries those libraries need there too; only
-  # the tests and benchmarks run with them (the build tools keep the
-  # machine's own).
-  cmake_deps=(-DCMAKE_PREFIX_PATH="$prefix/usr"
-              -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$prefix/usr/lib/$multiarch:$prefix/lib/$multiarch")
-  run_env=(env "LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
-  echo "cuda.sh: dependencies from $prefix"
-fi
 
 # ---- 0. The machine ------------------------------------------------------
 
@@ -119,49 +58,15 @@ echo "test kernels for sm_$arch"
 
 # ---- 1. Build --------------------------------------------------------------
 
-step "1. configure and build ($build)"
-cmake --preset release -B "$build" -DRIG_WERROR=OFF -DRIG_CUDA_ARCH="$arch" "${cmake_deps[@]}"
-record "configure" $?
-[ "$failed" -eq 0 ] || summary
-# Every target, going on past a failed one, so that a target the GPU checks
-# do not need cannot stop them.
-cmake --build "$build" -j "$jobs" -- -k 0
-record "build (every target)" $?
-for f in tools/rig tests/gpu/gpu_test_cuda tests/gpu/gpu_test_cuda_absent tests/gpu/gpu_rigd_cuda bench/gpu/bench_cuda \
-         tests/conformance_test_buffers; do
-  [ -x "$build/$f" ] || record "built $f" 1 "missing"
-done
-if [ ! -x "$build/tools/rig" ] || [ ! -x "$build/tests/gpu/gpu_test_cuda" ]; then summary; fi
+build_rig tests/gpu/gpu_test_cuda \
+  "tools/rig tests/gpu/gpu_test_cuda tests/gpu/gpu_test_cuda_absent tests/gpu/gpu_rigd_cuda bench/gpu/bench_cuda
+   tests/conformance_test_buffers" \
+  -DRIG_CUDA_ARCH="$arch"
 
 # ---- 2. CUDA:0 opens -----------------------------------------------------
 
 step "2. rig devices"
-"${run_env[@]}" "$build/tools/rig" devices
-listing=$("${run_env[@]}" "$build/tools/rig" devices --json)
-if grep -q '"name": "CUDA:0", "available": true' <<< "$listing"; then
-  record "CUDA:0 opens" 0
-else
-  record "CUDA:0 opens" 1 "$(grep '"CUDA:0"' <<< "$listing" || echo 'CUDA:0 not listed')"
-  summary
-fi
-
-# run_suite NAME TIMEOUT COMMAND...: a Criterion suite, its per-test lines
-# shown and its counts in the summary.
-run_suite() {
-  local name=$1 limit=$2
-  shift 2
-  local log
-  log=$(mktemp)
-  timeout "$limit" "${run_env[@]}" "$@" --jobs 1 --verbose 2>&1 | tee "$log" | grep -v '^\[RUN \]'
-  local status=${PIPESTATUS[0]}
-  local counts
-  counts=$(grep -o 'Tested: [0-9]* | Passing: [0-9]* | Failing: [0-9]* | Crashing: [0-9]*' "$log" | tail -1)
-  local skipped
-  skipped=$(grep -c '^\[SKIP\]' "$log")
-  [ "$status" -eq 124 ] && counts="timed out after $limit s; $counts"
-  rm -f "$log"
-  record "$name" "$status" "${counts:-no counts}, skipped $skipped"
-}
+device_opens CUDA:0
 
 # ---- 3. The cuda.h check and the gpu-absent suite ------------------------
 
@@ -170,26 +75,9 @@ ctest --test-dir "$build" -R '^gpu_cuda_api_check$' --output-on-failure
 record "cuda_api.h matches cuda.h" $?
 run_suite "gpu-absent suite (skips where CUDA:0 opens)" 60 "$build/tests/gpu/gpu_test_cuda_absent"
 
-# ---- 4. Conformance on CUDA:0 and MEM:0 ------------------------------------
+# ---- 4 to 6. Conformance, the CUDA suite, a file into GPU memory ---------
 
-step "4. conformance on CUDA:0,MEM:0"
-for suite in "$build"/tests/conformance_test_*; do
-  run_suite "conformance $(basename "$suite")" 90 env RIG_TEST_DEVICES=CUDA:0,MEM:0 "$suite"
-done
-
-# ---- 5. The CUDA suite -----------------------------------------------------
-
-step "5. the CUDA suite"
-run_suite "CUDA suite" 150 env RIG_GPU_REQUIRED=1 "$build/tests/gpu/gpu_test_cuda"
-
-# ---- 6. A file into GPU memory through rig load ----------------------------
-
-step "6. rig load FILE --device CUDA:0 --verify"
-file=$(mktemp /var/tmp/rig-cuda-load.XXXXXX)
-head -c $((96 << 20)) /dev/urandom > "$file"
-timeout 120 "${run_env[@]}" "$build/tools/rig" load "$file" --device CUDA:0 --offset 4K --verify
-record "rig load onto CUDA:0" $?
-rm -f "$file"
+device_checks CUDA:0 CUDA "$build/tests/gpu/gpu_test_cuda"
 
 # ---- 7. Benchmarks ---------------------------------------------------------
 

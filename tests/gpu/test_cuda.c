@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "gpu_launch.h"
 #include "helpers.h"
 
 #ifndef RIG_GPU_KERNELS
@@ -49,123 +50,17 @@
 
 /* CUDA:n, or the test skips (fails under RIG_GPU_REQUIRED) where it does
  * not open. */
-static rig_device_t *gpu(int n) {
-  char name[16];
-  snprintf(name, sizeof name, "CUDA:%d", n);
-  rig_device_t *d = NULL;
-  rig_status_t s = rig_open(name, NULL, &d);
-  if (s == RIG_OK) return d;
-  if (n == 0 && getenv("RIG_GPU_REQUIRED"))
-    cr_assert_fail("%s does not open: %s: %s", name, rig_status_name(s), rig_last_error());
-  cr_skip_test("%s does not open: %s", name, rig_last_error());
-  return NULL;
-}
-
-/* The bytes of the compiled kernels' file name, and their count. */
-static uint8_t *kernel_file(const char *name, int64_t *n) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", RIG_GPU_KERNELS, name);
-  FILE *f = fopen(path, "rb");
-  cr_assert_not_null(f, "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *bytes = allocate_bytes(size);
-  cr_assert_eq(fread(bytes, 1, (size_t)size, f), (size_t)size, "cannot read %s", path);
-  fclose(f);
-  *n = size;
-  return bytes;
-}
+static rig_device_t *gpu(int n) { return open_gpu("CUDA", n); }
 
 /* The kernels loaded on d from "kernels.cubin" or "kernels.ptx". */
 static rig_image_t *load_kernels(rig_device_t *d, const char *file) {
-  int64_t n = 0;
-  uint8_t *bytes = kernel_file(file, &n);
-  rig_image_t *image = NULL;
-  CHECK_OK(rig_image_load(d, bytes, n, &image), "load %s", file);
-  free(bytes);
-  return image;
-}
-
-static rig_function_t *resolve(rig_image_t *image, const char *name) {
-  rig_function_t *f = NULL;
-  CHECK_OK(rig_image_resolve(image, name, &f), "resolve %s", name);
-  cr_assert_not_null(f, "the kernels have no %s", name);
-  return f;
-}
-
-/* A launch of a kernel: its refs, its parameter bytes, the int64 values
- * stored at byte offsets of its parameters, and its grid along x. */
-typedef struct param {
-  int64_t at;
-  int64_t value;
-} param_t;
-
-typedef struct launch {
-  const rig_function_t *function;
-  const rig_ref_t *refs;
-  size_t ref_count;
-  int64_t param_bytes;
-  const param_t *params;
-  size_t param_count;
-  int64_t groups, threads, shared;
-} launch_t;
-
-/* Submits l once with buffers as its slots, after the points waits; the
- * status of rig_submit, its point in *out. */
-static rig_status_t try_launch(const launch_t *l, rig_buffer_t *const *buffers, size_t nbuffers,
-                               const rig_point_t *waits, size_t nwaits, rig_point_t *out) {
-  rig_part_t part = {.kind = RIG_LAUNCH};
-  part.u.launch.function = l->function;
-  part.u.launch.refs = l->refs;
-  part.u.launch.ref_count = l->ref_count;
-  part.u.launch.params = l->param_bytes;
-  rig_submission_t *s = NULL;
-  CHECK_OK(rig_submission_make(rig_image_device(rig_function_image(l->function)), &part, 1, NULL, &s));
-  rig_run_t *r = NULL;
-  CHECK_OK(rig_submission_take(s, &r));
-  int64_t k = rig_submission_block(s, 0);
-  CHECK_OK(rig_run_groups(r, k, l->groups, 1, 1));
-  CHECK_OK(rig_run_threads(r, k, l->threads, 1, 1));
-  CHECK_OK(rig_run_shared(r, k, l->shared));
-  for (size_t i = 0; i < l->param_count; i++) CHECK_OK(rig_run_int64(r, k, l->params[i].at, l->params[i].value));
-  rig_status_t status = rig_submit(r, buffers, nbuffers, waits, nwaits, out);
-  rig_submission_unref(s);
-  return status;
-}
-
-static rig_point_t run_launch(const launch_t *l, rig_buffer_t *const *buffers, size_t nbuffers) {
-  rig_point_t p;
-  CHECK_OK(try_launch(l, buffers, nbuffers, NULL, 0, &p), "launch");
-  return p;
-}
-
-/* z = x + y over n floats with the kernel add of image. */
-static rig_point_t launch_add(rig_image_t *image, rig_buffer_t *x, rig_buffer_t *y, rig_buffer_t *z, int64_t n) {
-  static const rig_ref_t refs[] = {
-      {.kind = RIG_REF_READ, .memory = {.slot = 0}, .at = 0},
-      {.kind = RIG_REF_READ, .memory = {.slot = 1}, .at = 8},
-      {.kind = RIG_REF_WRITE, .memory = {.slot = 2}, .at = 16},
-  };
-  param_t params[] = {{24, n}};
-  launch_t l = {resolve(image, "add"), refs, 3, 32, params, 1, (n + 255) / 256, 256, 0};
-  rig_buffer_t *buffers[] = {x, y, z};
-  return run_launch(&l, buffers, 3);
-}
-
-/* Writes value into each 4-byte word of b with the kernel fill_words. */
-static rig_point_t launch_fill_words(rig_image_t *image, rig_buffer_t *b, uint32_t value) {
-  static const rig_ref_t refs[] = {{.kind = RIG_REF_WRITE, .memory = {.slot = 0}, .at = 0}};
-  int64_t n = rig_buffer_bytes(b) / 4;
-  param_t params[] = {{8, value}, {16, n}};
-  launch_t l = {resolve(image, "fill_words"), refs, 1, 24, params, 2, (n + 255) / 256, 256, 0};
-  return run_launch(&l, &b, 1);
+  return load_kernels_from(d, RIG_GPU_KERNELS, file);
 }
 
 /* Keeps the GPU busy for at least cycles clock cycles with the kernel spin. */
 static rig_point_t launch_spin(rig_image_t *image, int64_t cycles) {
   param_t params[] = {{0, cycles}};
-  launch_t l = {resolve(image, "spin"), NULL, 0, 8, params, 1, 1, 1, 0};
+  launch_t l = {function_of(image, "spin"), NULL, 0, 8, params, 1, 1, 1, 0};
   return run_launch(&l, NULL, 0);
 }
 
@@ -262,7 +157,7 @@ static void check_add(const char *file) {
   for (int64_t i = 0; i < N; i++)
     cr_assert_float_eq(got[i], value_of(i, 0) + value_of(i, 1), 1e-6, "%s: z[%lld] = %f", file, (long long)i,
                        got[i]);
-  int64_t max_threads = rig_function_max_threads(resolve(image, "add"));
+  int64_t max_threads = rig_function_max_threads(function_of(image, "add"));
   cr_assert(max_threads >= 256 && max_threads <= 1024, "add admits %lld threads", (long long)max_threads);
   free(got);
   rig_buffer_unref(x);
@@ -292,7 +187,7 @@ Test(cuda, images_refused_and_functions_absent) { /* DRV-55, DRV-56 */
 Test(cuda, launch_beyond_the_device_is_refused) { /* SUB-22 */
   rig_device_t *d = gpu(0);
   rig_image_t *image = load_kernels(d, "kernels.cubin");
-  launch_t l = {resolve(image, "empty"), NULL, 0, 0, NULL, 0, 1, 1, (int64_t)1 << 30};  /* 1 GiB shared */
+  launch_t l = {function_of(image, "empty"), NULL, 0, 0, NULL, 0, 1, 1, (int64_t)1 << 30};  /* 1 GiB shared */
   rig_point_t p;
   CHECK_FAILS(RIG_EINVAL, try_launch(&l, NULL, 0, NULL, 0, &p), "1 GiB of shared memory");
   l.shared = 0;
@@ -585,7 +480,7 @@ Test(cuda, dma_exports_or_says_why) { /* DRV-50, DRV-51 */
 Test(cuda, a_trap_loses_the_device_with_cudas_message) { /* LOSS-01, DRV-86, DEV-05 */
   rig_device_t *d = gpu(0);
   rig_image_t *image = load_kernels(d, "kernels.cubin");
-  launch_t l = {resolve(image, "trap"), NULL, 0, 0, NULL, 0, 1, 1, 0};
+  launch_t l = {function_of(image, "trap"), NULL, 0, 0, NULL, 0, 1, 1, 0};
   rig_point_t p;
   /* The trap may break the context before the submit's last call, which
    * then reports it; else the wait does. */

@@ -145,13 +145,6 @@ rig_image_t *load_kernels(rig_device_t *d, const char *source) {
   return image;
 }
 
-rig_function_t *function_of(rig_image_t *i, const char *name) {
-  rig_function_t *f = NULL;
-  CHECK_OK(rig_image_resolve(i, name, &f), "resolving %s", name);
-  cr_assert_not_null(f, "the image has no function %s", name);
-  return f;
-}
-
 void assert_mentions(const char *text, const char *word) {
   cr_assert(strstr(text, word) != NULL, "\"%s\" does not mention %s", text, word);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "helpers.h" /* function_of */
+
 /* The source of kernel name of this suite (tests/run/kernels) or of the
  * linker's suite (tests/link/kernels), whose kernels it reuses. */
 #define RUN_KERNEL(name) RIG_RUN_KERNELS "/" name ".c"
@@ -54,8 +56,6 @@ void elf_write(object_t *o, size_t offset, size_t bytes, uint64_t value);
 rig_image_t *load_image(rig_device_t *d, const object_t *o);
 /* Compiles source for the host and loads it on d. */
 rig_image_t *load_kernels(rig_device_t *d, const char *source);
-/* rig_image_resolve of name, which i must have. */
-rig_function_t *function_of(rig_image_t *i, const char *name);
 /* Fails the test unless text contains word. */
 void assert_mentions(const char *text, const char *word);
 

@@ -4,9 +4,8 @@
  * (releases.hpp), so that letting go waits for nothing; the next client that
  * opens the device with the same configuration takes it again; a lost
  * instance, and one past the idle ones a served device keeps, is closed.
- * rig keeps a device's record for the process's life, so without this a
- * rigd would grow with every client that ever came (the requests fuzzer
- * found it: a record per client's instance).
+ * Without this a rigd would open an instance for every client that ever
+ * came (the requests fuzzer found it: a record per client's instance).
  *
  * No rule ID: rigd's instances are its own design (DESIGN.md "The per-host
  * service"), beside the spec's devices. */

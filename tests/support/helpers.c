@@ -71,6 +71,15 @@ bool same_slot(const rig_device_t *a, const rig_device_t *b) {
   return rig_point_make(a, 0).bits == rig_point_make(b, 0).bits;
 }
 
+/* ---- Images ------------------------------------------------------------- */
+
+rig_function_t *function_of(rig_image_t *i, const char *name) {
+  rig_function_t *f = NULL;
+  CHECK_OK(rig_image_resolve(i, name, &f), "resolving %s", name);
+  cr_assert_not_null(f, "the image has no function %s", name);
+  return f;
+}
+
 /* ---- Buffers ------------------------------------------------------------ */
 
 rig_buffer_t *create(rig_device_t *d, int64_t n) { return create_kind(d, n, RIG_MEMORY_DEVICE); }

@@ -36,6 +36,11 @@ bool host_addresses(rig_device_t *d);
  * are the same bits, so no call could tell them apart by slot. */
 bool same_slot(const rig_device_t *a, const rig_device_t *b);
 
+/* ---- Images ------------------------------------------------------------- */
+
+/* rig_image_resolve of name, which i must have. */
+rig_function_t *function_of(rig_image_t *i, const char *name);
+
 /* ---- Buffers ------------------------------------------------------------ */
 
 /* A buffer of n bytes of d's own memory (RIG_MEMORY_DEVICE). */
