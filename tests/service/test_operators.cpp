@@ -90,6 +90,16 @@ pid_t start_holder(const std::string &socket, Channel &link, const Allocations &
                      rig_buffer_blit_to_bytes(b, 0, &seen, 1, 0, 1) == RIG_OK && seen == 9;
             }
           } else if (order == report_lost) {
+            // rig_service_drop returns once rigd ends the session: the
+            // client learns of it as its link reads the closed socket.
+            auto lost = [&] {
+              for (rig_device_t *d : devices)
+                if (!rig_lost(d)) return false;
+              return true;
+            };
+            auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (!lost() && std::chrono::steady_clock::now() < deadline)
+              std::this_thread::sleep_for(std::chrono::milliseconds(5));
             for (rig_buffer_t *b : buffers) held = held && rig_buffer_fill(b, 3) == RIG_ELOST;
             for (rig_device_t *d : devices) held = held && rig_lost(d) != nullptr;
           } else {
@@ -409,7 +419,10 @@ Test(operators, malformed_admin_requests_and_peers_that_never_read_leave_rigd_se
   send_value(link.ends[0], end_now);
   cr_assert(ended_cleanly(await_client(holder, client_end_s)));
   for (int fd : peers) close(fd);
-  std::string left = settles_at(std::to_string(descriptors), [&] { return std::to_string(descriptors_of(rigd.pid)); });
-  cr_assert_eq(left, std::to_string(descriptors), "rigd holds %s descriptors after the peers, %ld before",
-               left.c_str(), descriptors);
+  // At most as many as before: one rigd had open at the start (its
+  // start's own) may have closed meanwhile.
+  auto held = [&] { return descriptors_of(rigd.pid) <= descriptors ? std::string("returned") : std::string("held"); };
+  std::string left = settles_at("returned", held);
+  cr_assert_eq(left, "returned", "rigd holds %ld descriptors after the peers, %ld before", descriptors_of(rigd.pid),
+               descriptors);
 }
