@@ -4,7 +4,7 @@
 #include "copy.hpp"
 #include "probes.hpp"
 #include "registry.hpp"
-#include "staging.hpp"
+#include "rig_internal/staging.hpp"
 #include "work.hpp"
 
 #include <cstring>

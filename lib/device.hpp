@@ -3,9 +3,9 @@
 // rig_device_t pointer never dangles and a point can always name one.
 #pragma once
 
-#include "driver.hpp"
-#include "errors.hpp"
-#include "locks.hpp"
+#include "rig_internal/driver.hpp"
+#include "rig_internal/errors.hpp"
+#include "rig_internal/locks.hpp"
 
 #include <rig/edge.h>
 #include <rig/rig.h>
