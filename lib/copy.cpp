@@ -7,9 +7,13 @@
 #include "rig_internal/staging.hpp"
 #include "work.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <optional>
+#include <thread>
 
 using namespace rig;
 
@@ -207,6 +211,58 @@ struct Copy {
     if (previous) take_previous();
   }
 
+  // A file's bytes into x's memory through staging: as host_filled, but the
+  // io device's reads of one piece overlap those of the next, so that the
+  // disk always has two pieces' reads in flight where one piece's would
+  // drain at its end.  Two readers take the pieces in turn, each filling
+  // one staging allocation and waiting, before it fills it again, for the
+  // work that last read it (COPY-19, COPY-25).  A single row only: its
+  // pieces write disjoint bytes, in whatever order their work runs.
+  rig_point_t file_filled(rig_device_t *x, rig_edge_location_t d,
+                          const std::function<void(const rig_box_t &, char *)> &fill) {
+    std::vector<rig_box_t> all = pieces();
+    if (all.size() < 2 || boxes.size() != 1 || boxes[0].rows != 1) return host_filled(x, d, fill);
+    std::atomic<bool> failed{false};
+    auto read_every_other = [&](size_t first, uint64_t *last) {
+      HeldStaging held;
+      for (size_t k = first; k < all.size() && !failed.load(std::memory_order_relaxed); k += 2) {
+        const rig_box_t &piece = all[k];
+        if (held.empty())
+          held.push_back(take_host_written(box_bytes(piece), numa_node_of(x)));
+        else
+          held[0] = refill_from_start(held[0], box_bytes(piece));
+        StagingLease lease = held[0];
+        fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
+        Mapping *m = copy_mapping(lease.alloc, x);
+        if (!m) throw_invalid(x->name + " cannot map staging memory");
+        rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+        *last = submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits,
+                            nwaits);
+      }
+    };
+    uint64_t last[2] = {0, 0};
+    std::exception_ptr other_error;
+    std::thread other([&] {
+      try {
+        read_every_other(1, &last[1]);
+      } catch (...) {
+        other_error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    });
+    try {
+      read_every_other(0, &last[0]);
+    } catch (...) {
+      failed.store(true, std::memory_order_relaxed);
+      other.join();
+      throw;
+    }
+    other.join();
+    if (other_error) std::rethrow_exception(other_error);
+    // x's timeline runs in order: the later value covers both readers' work.
+    return rig_point_make(x, std::max(last[0], last[1]));
+  }
+
   // Host memory into x's memory.
   rig_point_t stage_in(rig_device_t *x, rig_edge_location_t d) {
     std::vector<Dependency> deps;
@@ -317,7 +373,7 @@ struct Copy {
     if (src_io) {
       // The io device reads into staging; x copies out of it.
       wait_all(deps);
-      return host_filled(x, *loc, [&](const rig_box_t &piece, char *stage) {
+      return file_filled(x, *loc, [&](const rig_box_t &piece, char *stage) {
         io_rows(src, false, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width}, stage, true);
       });
     }
