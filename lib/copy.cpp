@@ -150,11 +150,21 @@ struct Copy {
     return out;
   }
 
-  // The host fills staging with each piece (fill(piece, bytes) lays the
-  // piece's rows out packed), and x copies it into d.  The copy holds one
-  // staging allocation, or two in turn for more than one piece, so the host
-  // fills one while x empties the other; it reuses one once the work that
-  // last read it is done (COPY-19, COPY-25).
+  // The host fills lease's bytes with piece (fill(piece, bytes) lays the
+  // piece's rows out packed), and x copies them into d: the work's value.
+  uint64_t fill_and_copy(rig_device_t *x, rig_edge_location_t d, const StagingLease &lease, const rig_box_t &piece,
+                         const std::function<void(const rig_box_t &, char *)> &fill) {
+    fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
+    Mapping *m = copy_mapping(lease.alloc, x);
+    if (!m) throw_invalid(x->name + " cannot map staging memory");
+    rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+    return submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+  }
+
+  // The host fills staging with each piece, and x copies it into d.  The
+  // copy holds one staging allocation, or two in turn for more than one
+  // piece, so the host fills one while x empties the other; it reuses one
+  // once the work that last read it is done (COPY-19, COPY-25).
   rig_point_t host_filled(rig_device_t *x, rig_edge_location_t d,
                           const std::function<void(const rig_box_t &, char *)> &fill) {
     std::vector<rig_box_t> all = pieces();
@@ -169,11 +179,7 @@ struct Copy {
       } else {
         lease = refill_from_start(held[k % 2], box_bytes(piece));
       }
-      fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
-      Mapping *m = copy_mapping(lease.alloc, x);
-      if (!m) throw_invalid(x->name + " cannot map staging memory");
-      rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-      v = submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+      v = fill_and_copy(x, d, lease, piece, fill);
     }
     return rig_point_make(x, v);
   }
@@ -231,13 +237,7 @@ struct Copy {
           held.push_back(take_host_written(box_bytes(piece), numa_node_of(x)));
         else
           held[0] = refill_from_start(held[0], box_bytes(piece));
-        StagingLease lease = held[0];
-        fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
-        Mapping *m = copy_mapping(lease.alloc, x);
-        if (!m) throw_invalid(x->name + " cannot map staging memory");
-        rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-        *last = submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits,
-                            nwaits);
+        *last = fill_and_copy(x, d, held[0], piece, fill);
       }
     };
     uint64_t last[2] = {0, 0};
