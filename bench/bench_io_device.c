@@ -10,6 +10,8 @@
  * load's does; rig's cache is freed after each, so each buffer is new):
  *   new_host  rig_buffer_create on the host + rig_buffer_copy, as rig load;
  *   new_mem   the same on MEM:0;
+ *   new_rigd  the same on MEM:0@rigd, a proxy of a rigd the benchmark
+ *             starts (its check reads the bytes back after the timing);
  *   new_pread a pread loop into a new malloc'd buffer.
  * And the same bytes as 64 files (shards of the file, made beside it) into
  * the MEM:0 buffer, each to its place:
@@ -23,9 +25,10 @@
  * alike.  Prints `NAME_cold: V GB/s` and `NAME_warm: V GB/s` for each
  * reader (the best of the runs), and ratios: `ratio io_host_cold: X`
  * (likewise io_host_warm, io_mem_cold, io_mem_warm, new_host_cold,
- * new_mem_cold), X rig's bandwidth over the plain liburing reader's;
- * `ratio new_host_warm_pread: X` (new_mem too), over the pread loop's into
- * new memory; `ratio shards_batch_cold: X` (and _warm), the batch's over
+ * new_mem_cold, new_rigd_cold), X rig's bandwidth over the plain liburing
+ * reader's; `ratio new_host_warm_pread: X` (new_mem, new_rigd too), over
+ * the pread loop's into new memory; `ratio new_rigd_cold_mem: X` (and
+ * _warm), a load through rigd's over the same load in-process; `ratio shards_batch_cold: X` (and _warm), the batch's over
  * the serial copies'.  The plain reader reads O_DIRECT warm too: a warm
  * ratio above 1 is the page cache, which rig reads first where it holds
  * the bytes.
@@ -37,6 +40,7 @@
 #define _GNU_SOURCE
 
 #include "bench.h"
+#include "rigd_child.h"
 
 #include <rig/disk.h>
 
@@ -194,6 +198,9 @@ struct reader {
   struct io_uring ring;
   bool fixed;
   bool fresh; /* reads into memory it makes first */
+  /* where the check finds the bytes of memory the host does not address:
+   * a host buffer they are copied into after the timing */
+  rig_buffer_t *readback;
   /* the shards, each to its place in into */
   const rig_disk_range_t *ranges;
 };
@@ -304,6 +311,11 @@ static double time_read(reader_t *r) {
   double start = bench_now_ns();
   r->read(r);
   double seconds = (bench_now_ns() - start) * 1e-9;
+  if (r->readback) {
+    r->dst = rig_buffer_host(r->readback);
+    poison_samples(r->dst, r->size);
+    BENCH_CHECK(rig_buffer_copy(r->into, r->readback));
+  }
   check_samples(r->dst, r->size, r->name);
   if (r->fresh) release_new(r);
   return seconds;
@@ -350,7 +362,10 @@ int main(int argc, char **argv) {
 
   /* One page-aligned host buffer, pre-faulted, for every reader but io_mem. */
   rig_buffer_t *host = NULL, *on_mem = NULL, *file = NULL;
-  rig_device_t *mem = NULL;
+  rig_device_t *mem = NULL, *rigd_mem = NULL;
+  bench_pid = getpid();
+  start_rigd("MEM:0", "");
+  BENCH_CHECK(rig_open("MEM:0@rigd", NULL, &rigd_mem));
   BENCH_CHECK(rig_buffer_create(rig_host(), size, RIG_MEMORY_DEVICE, &host));
   uint8_t *dst = rig_buffer_host(host);
   if ((uintptr_t)dst % 4096 != 0) bench_fail("the host buffer does not start on a page");
@@ -372,6 +387,8 @@ int main(int argc, char **argv) {
       {.name = "pread", .read = read_by_pread, .dst = dst},
       {.name = "new_host", .read = read_into_new_buffer, .file = file, .fresh_on = rig_host(), .fresh = true},
       {.name = "new_mem", .read = read_into_new_buffer, .file = file, .fresh_on = mem, .fresh = true},
+      {.name = "new_rigd", .read = read_into_new_buffer, .file = file, .fresh_on = rigd_mem, .fresh = true,
+       .readback = host},
       {.name = "new_pread", .read = read_by_pread_into_new, .fresh = true},
       {.name = "shards_serial", .read = read_shards_one_by_one, .dst = rig_buffer_host(on_mem), .ranges = ranges},
       {.name = "shards_batch", .read = read_shards_in_a_batch, .dst = rig_buffer_host(on_mem), .ranges = ranges},
@@ -404,16 +421,18 @@ int main(int argc, char **argv) {
     printf("%s_cold: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_cold_s));
     printf("%s_warm: %.2f GB/s\n", readers[i].name, gb_per_s(size, readers[i].best_warm_s));
   }
-  const reader_t *base = &readers[0], *new_pread = &readers[6];
+  const reader_t *base = &readers[0], *new_mem = &readers[5], *new_rigd = &readers[6], *new_pread = &readers[7];
   for (int i = 1; i <= 2; i++) {
     printf("ratio %s_cold: %.3f\n", readers[i].name, base->best_cold_s / readers[i].best_cold_s);
     printf("ratio %s_warm: %.3f\n", readers[i].name, base->best_warm_s / readers[i].best_warm_s);
   }
-  for (int i = 4; i <= 5; i++) {
+  for (int i = 4; i <= 6; i++) {
     printf("ratio %s_cold: %.3f\n", readers[i].name, base->best_cold_s / readers[i].best_cold_s);
     printf("ratio %s_warm_pread: %.3f\n", readers[i].name, new_pread->best_warm_s / readers[i].best_warm_s);
   }
-  const reader_t *serial = &readers[7], *batch = &readers[8];
+  printf("ratio new_rigd_cold_mem: %.3f\n", new_mem->best_cold_s / new_rigd->best_cold_s);
+  printf("ratio new_rigd_warm_mem: %.3f\n", new_mem->best_warm_s / new_rigd->best_warm_s);
+  const reader_t *serial = &readers[8], *batch = &readers[9];
   printf("ratio shards_batch_cold: %.3f\n", serial->best_cold_s / batch->best_cold_s);
   printf("ratio shards_batch_warm: %.3f\n", serial->best_warm_s / batch->best_warm_s);
 

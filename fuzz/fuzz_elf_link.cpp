@@ -3,7 +3,7 @@
 // a reason, and never crash, leak or trip a sanitizer.  The seed corpus is
 // the link suites' kernels (tests/link/kernels) compiled for x86_64 and
 // arm64, which fuzz/CMakeLists.txt builds as fuzz_elf_link_corpus.
-#include "elf_link.hpp"
+#include "rig_internal/elf_link.hpp"
 
 #include <cstdint>
 #include <cstring>

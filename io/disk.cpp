@@ -2,8 +2,8 @@
 // reads and writes run by the io_uring engine of uring_file.hpp.
 #include "uring_file.hpp"
 
-#include "../drivers/common/options.hpp"
-#include "../lib/errors.hpp"
+#include "rig_internal/errors.hpp"
+#include "rig_internal/options.hpp"
 
 #include <rig/disk.h>
 #include <rig/edge.h>

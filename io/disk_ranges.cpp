@@ -2,8 +2,8 @@
 // few readers at once, each taking the largest range left and copying it as
 // rig_buffer_copy does (so each is ordered by its buffers' stamps), the
 // engine keeping its own reads of each range deep.
-#include "buffer.hpp"
 #include "rig_calls.hpp"
+#include "rig_internal/buffers.hpp"
 
 #include <rig/disk.h>
 
@@ -36,8 +36,9 @@ void check_range(const rig_disk_range_t &r, size_t i, rig_device_t *disk) {
   const std::string name = range_name(i);
   rig::require_buffer(r.file, (name + "'s file").c_str());
   rig::require_buffer(r.dst, (name + "'s dst").c_str());
-  if (r.file->device != disk)
-    rig::throw_invalid(name + "'s file is a buffer on " + r.file->device->name + ", not on DISK");
+  if (rig_buffer_device(r.file) != disk)
+    rig::throw_invalid(name + "'s file is a buffer on " + rig_device_name(rig_buffer_device(r.file)) +
+                       ", not on DISK");
   if (r.file_offset < 0 || r.dst_offset < 0 || r.bytes < 0)
     rig::throw_invalid(name + " has a negative offset or count: file_offset " + std::to_string(r.file_offset) +
                        ", dst_offset " + std::to_string(r.dst_offset) + ", bytes " + std::to_string(r.bytes));
@@ -47,26 +48,29 @@ void check_range(const rig_disk_range_t &r, size_t i, rig_device_t *disk) {
                        std::to_string(r.bytes) + ") lie past the end of its " + side + "'s " +
                        std::to_string(length) + " bytes");
   };
-  past(r.file_offset, r.file->length, "file");
-  past(r.dst_offset, r.dst->length, "dst");
-  if (r.dst->alloc == r.file->alloc) rig::throw_invalid(name + "'s dst is memory of its own file");
+  past(r.file_offset, rig_buffer_bytes(r.file), "file");
+  past(r.dst_offset, rig_buffer_bytes(r.dst), "dst");
+  if (rig::allocation_of(r.dst) == rig::allocation_of(r.file))
+    rig::throw_invalid(name + "'s dst is memory of its own file");
 }
 
 // Refuses two ranges that write a common byte of one allocation.
 void check_no_overlap(const rig_disk_range_t *ranges, size_t count) {
   struct Span {
-    const rig::Allocation *alloc;
+    const void *alloc;
     int64_t begin, end;
     size_t index;
   };
   std::vector<Span> spans;
   for (size_t i = 0; i < count; i++) {
     const rig_disk_range_t &r = ranges[i];
-    const int64_t begin = r.dst->offset + r.dst_offset;
-    if (r.bytes > 0) spans.push_back({r.dst->alloc, begin, begin + r.bytes, i});
+    int64_t dst_offset = 0;
+    rig_buffer_span(r.dst, &dst_offset, nullptr);
+    const int64_t begin = dst_offset + r.dst_offset;
+    if (r.bytes > 0) spans.push_back({rig::allocation_of(r.dst), begin, begin + r.bytes, i});
   }
   std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) {
-    return a.alloc != b.alloc ? std::less<const rig::Allocation *>()(a.alloc, b.alloc) : a.begin < b.begin;
+    return a.alloc != b.alloc ? std::less<const void *>()(a.alloc, b.alloc) : a.begin < b.begin;
   });
   const Span *reach = nullptr;  // of the spans before, the one of this allocation reaching furthest
   for (const Span &s : spans) {

@@ -3,7 +3,7 @@
 // describes, so that it passes through to the caller's RIG_API_CALL.
 #pragma once
 
-#include "errors.hpp"
+#include "rig_internal/errors.hpp"
 
 #include <rig/rig.h>
 

@@ -3,7 +3,7 @@
 #include "buffer.hpp"
 #include "probes.hpp"
 #include "registry.hpp"
-#include "staging.hpp"
+#include "rig_internal/staging.hpp"
 
 #include <algorithm>
 #include <functional>

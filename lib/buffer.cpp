@@ -13,6 +13,8 @@ void require_buffer(const rig_buffer_t *b, const char *what) {
   if (const std::string *why = dead_reason(b)) throw_invalid(std::string(what) + " is dead: " + *why);
 }
 
+const void *allocation_of(const rig_buffer_t *b) { return b->alloc; }
+
 const std::string *dead_reason(const rig_buffer_t *b) {
   Allocation *a = b->alloc;
   if (b->generation < a->generation.load(std::memory_order_acquire)) {

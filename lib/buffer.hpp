@@ -3,6 +3,7 @@
 
 #include "allocation.hpp"
 #include "handles.hpp"
+#include "rig_internal/buffers.hpp"
 
 struct rig_buffer : rig::HandleRecord<rig::HandleType::Buffer> {
   std::atomic<int64_t> refs{1};
@@ -27,8 +28,6 @@ namespace rig {
 
 // True iff b is a handle not NULL and not released (handles.hpp).
 inline bool live_handle(const rig_buffer_t *b) { return handle_live(b, HandleType::Buffer); }
-// Throws RIG_EINVAL unless b is a live buffer: not released, not dead.
-void require_buffer(const rig_buffer_t *b, const char *what);
 // The reason b is dead, or nullptr.
 const std::string *dead_reason(const rig_buffer_t *b);
 // What b admits: its memory's access, or Read for a consume's result.

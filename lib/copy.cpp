@@ -4,12 +4,16 @@
 #include "copy.hpp"
 #include "probes.hpp"
 #include "registry.hpp"
-#include "staging.hpp"
+#include "rig_internal/staging.hpp"
 #include "work.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <optional>
+#include <thread>
 
 using namespace rig;
 
@@ -146,11 +150,21 @@ struct Copy {
     return out;
   }
 
-  // The host fills staging with each piece (fill(piece, bytes) lays the
-  // piece's rows out packed), and x copies it into d.  The copy holds one
-  // staging allocation, or two in turn for more than one piece, so the host
-  // fills one while x empties the other; it reuses one once the work that
-  // last read it is done (COPY-19, COPY-25).
+  // The host fills lease's bytes with piece (fill(piece, bytes) lays the
+  // piece's rows out packed), and x copies them into d: the work's value.
+  uint64_t fill_and_copy(rig_device_t *x, rig_edge_location_t d, const StagingLease &lease, const rig_box_t &piece,
+                         const std::function<void(const rig_box_t &, char *)> &fill) {
+    fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
+    Mapping *m = copy_mapping(lease.alloc, x);
+    if (!m) throw_invalid(x->name + " cannot map staging memory");
+    rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+    return submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+  }
+
+  // The host fills staging with each piece, and x copies it into d.  The
+  // copy holds one staging allocation, or two in turn for more than one
+  // piece, so the host fills one while x empties the other; it reuses one
+  // once the work that last read it is done (COPY-19, COPY-25).
   rig_point_t host_filled(rig_device_t *x, rig_edge_location_t d,
                           const std::function<void(const rig_box_t &, char *)> &fill) {
     std::vector<rig_box_t> all = pieces();
@@ -165,11 +179,7 @@ struct Copy {
       } else {
         lease = refill_from_start(held[k % 2], box_bytes(piece));
       }
-      fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
-      Mapping *m = copy_mapping(lease.alloc, x);
-      if (!m) throw_invalid(x->name + " cannot map staging memory");
-      rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-      v = submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+      v = fill_and_copy(x, d, lease, piece, fill);
     }
     return rig_point_make(x, v);
   }
@@ -205,6 +215,52 @@ struct Copy {
       previous = Filled{piece, lease, v};
     }
     if (previous) take_previous();
+  }
+
+  // A file's bytes into x's memory through staging: as host_filled, but the
+  // io device's reads of one piece overlap those of the next, so that the
+  // disk always has two pieces' reads in flight where one piece's would
+  // drain at its end.  Two readers take the pieces in turn, each filling
+  // one staging allocation and waiting, before it fills it again, for the
+  // work that last read it (COPY-19, COPY-25).  A single row only: its
+  // pieces write disjoint bytes, in whatever order their work runs.
+  rig_point_t file_filled(rig_device_t *x, rig_edge_location_t d,
+                          const std::function<void(const rig_box_t &, char *)> &fill) {
+    std::vector<rig_box_t> all = pieces();
+    if (all.size() < 2 || boxes.size() != 1 || boxes[0].rows != 1) return host_filled(x, d, fill);
+    std::atomic<bool> failed{false};
+    auto read_every_other = [&](size_t first, uint64_t *last) {
+      HeldStaging held;
+      for (size_t k = first; k < all.size() && !failed.load(std::memory_order_relaxed); k += 2) {
+        const rig_box_t &piece = all[k];
+        if (held.empty())
+          held.push_back(take_host_written(box_bytes(piece), numa_node_of(x)));
+        else
+          held[0] = refill_from_start(held[0], box_bytes(piece));
+        *last = fill_and_copy(x, d, held[0], piece, fill);
+      }
+    };
+    uint64_t last[2] = {0, 0};
+    std::exception_ptr other_error;
+    std::thread other([&] {
+      try {
+        read_every_other(1, &last[1]);
+      } catch (...) {
+        other_error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    });
+    try {
+      read_every_other(0, &last[0]);
+    } catch (...) {
+      failed.store(true, std::memory_order_relaxed);
+      other.join();
+      throw;
+    }
+    other.join();
+    if (other_error) std::rethrow_exception(other_error);
+    // x's timeline runs in order: the later value covers both readers' work.
+    return rig_point_make(x, std::max(last[0], last[1]));
   }
 
   // Host memory into x's memory.
@@ -317,7 +373,7 @@ struct Copy {
     if (src_io) {
       // The io device reads into staging; x copies out of it.
       wait_all(deps);
-      return host_filled(x, *loc, [&](const rig_box_t &piece, char *stage) {
+      return file_filled(x, *loc, [&](const rig_box_t &piece, char *stage) {
         io_rows(src, false, {piece.src_offset, 0, piece.width, piece.rows, piece.src_pitch, piece.width}, stage, true);
       });
     }

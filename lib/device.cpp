@@ -2,7 +2,7 @@
 
 #include "probes.hpp"
 
-#include "spin.hpp"
+#include "rig_internal/spin.hpp"
 
 #include <algorithm>
 #include <chrono>

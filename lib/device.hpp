@@ -5,9 +5,9 @@
 // answers as a closed device (registry.hpp).
 #pragma once
 
-#include "driver.hpp"
-#include "errors.hpp"
-#include "locks.hpp"
+#include "rig_internal/driver.hpp"
+#include "rig_internal/errors.hpp"
+#include "rig_internal/locks.hpp"
 
 #include <rig/edge.h>
 #include <rig/rig.h>

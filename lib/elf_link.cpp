@@ -6,7 +6,7 @@
 // overflow-safe arithmetic, and every refusal throws Refusal, which the two
 // entry points turn into their reason.  Relocation arithmetic runs in 128
 // bits, so that S + A - P never overflows before its field is checked.
-#include "elf_link.hpp"
+#include "rig_internal/elf_link.hpp"
 
 #include <dlfcn.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-#include "errors.hpp"
+#include "rig_internal/errors.hpp"
 
 #include "device.hpp"
 

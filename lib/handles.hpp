@@ -11,7 +11,7 @@
 // the memory a pool keeps.
 #pragma once
 
-#include "errors.hpp"
+#include "rig_internal/errors.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "host_facts.hpp"
+#include "rig_internal/host_facts.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>

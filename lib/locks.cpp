@@ -1,6 +1,6 @@
-#include "locks.hpp"
+#include "rig_internal/locks.hpp"
 
-#include "errors.hpp"
+#include "rig_internal/errors.hpp"
 
 #include <pthread.h>
 

@@ -1,7 +1,7 @@
 // Points: a slot and a value, packed in 63 bits.
-#include "errors.hpp"
 #include "probes.hpp"
 #include "registry.hpp"
+#include "rig_internal/errors.hpp"
 
 using namespace rig;
 

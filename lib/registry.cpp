@@ -1,8 +1,8 @@
 #include "registry.hpp"
 
 #include "allocation.hpp"
-#include "errors.hpp"
-#include "host_facts.hpp"
+#include "rig_internal/errors.hpp"
+#include "rig_internal/host_facts.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,6 @@
-#include "staging.hpp"
+#include "rig_internal/staging.hpp"
 
+#include "allocation.hpp"
 #include "registry.hpp"
 
 #include <numaif.h>

@@ -10,7 +10,6 @@
 #include "registry.hpp"
 #include "work.hpp"
 
-#include "../drivers/host/host_pool.hpp"
 
 #include <cstring>
 #include <string>
@@ -263,8 +262,8 @@ uint64_t run_on_host(const rig_submission_t *s, const rig_run_t *r, const rig_po
     const PartSpec &p = s->parts[i];
     const LaunchGrid &g = r->grids[static_cast<size_t>(p.block)];
     auto f = reinterpret_cast<HostFunction>(const_cast<void *>(p.function->entry.handle));
-    host_launch(f, sc.params.data() + sc.params_of_part[i], g.groups[0] * g.groups[1] * g.groups[2],
-                g.threads[0] * g.threads[1] * g.threads[2]);
+    s->device->drv->launch_now(f, sc.params.data() + sc.params_of_part[i], g.groups[0] * g.groups[1] * g.groups[2],
+                               g.threads[0] * g.threads[1] * g.threads[2]);
   }
   return host_value();
 }

@@ -109,27 +109,31 @@ static void show_progress(int64_t done, int64_t total, double seconds) {
   fflush(stderr);
 }
 
-/* Copies chunk after chunk of src into dst (of equal lengths), through
- * views of both, so that the progress line moves. */
+/* Copies chunk after chunk of src into dst (of equal lengths), a box each,
+ * so that the progress line moves.  Each chunk's copy is submitted before
+ * the one before it is waited for: where a device copies the bytes out of
+ * staging (a proxy of rigd's), it does so while the next chunk is read,
+ * rather than the reads pausing at every chunk. */
 static bool copy_in_chunks(rig_buffer_t *src, rig_buffer_t *dst, bool progress) {
   int64_t total = rig_buffer_bytes(src);
   double start = seconds_now();
-  for (int64_t at = 0; at < total; at += LOAD_CHUNK_BYTES) {
+  rig_point_t previous = {0};
+  bool ok = true;
+  for (int64_t at = 0; ok && at < total; at += LOAD_CHUNK_BYTES) {
     int64_t n = total - at < LOAD_CHUNK_BYTES ? total - at : LOAD_CHUNK_BYTES;
-    rig_buffer_t *from = NULL, *to = NULL;
-    bool ok = succeeded(rig_buffer_view(src, at, n, &from), "view of the file") &&
-              succeeded(rig_buffer_view(dst, at, n, &to), "view of the buffer") &&
-              succeeded(rig_buffer_copy(from, to), "copy");
-    rig_buffer_unref(to);
-    rig_buffer_unref(from);
-    if (!ok) {
-      if (progress) fputc('\n', stderr);
-      return false;
-    }
-    if (progress) show_progress(at + n, total, seconds_now() - start);
+    rig_box_t chunk = rig_row(at, at, n);
+    rig_point_t copied = {0};
+    ok = succeeded(rig_buffer_submit_copy(src, dst, &chunk, 1, NULL, 0, &copied), "copy");
+    if (at > 0) ok = succeeded(rig_point_wait(previous), "copy") && ok;
+    previous = copied;
+    if (ok && progress && at > 0) show_progress(at, total, seconds_now() - start);
   }
-  if (progress) fputc('\n', stderr);
-  return true;
+  if (ok && total > 0) ok = succeeded(rig_point_wait(previous), "copy");
+  if (progress) {
+    if (ok) show_progress(total, total, seconds_now() - start);
+    fputc('\n', stderr);
+  }
+  return ok;
 }
 
 static bool run_load(const load_options_t *o, rig_buffer_t **file, rig_buffer_t **buffer) {

@@ -4,8 +4,8 @@
 // device loads none.
 #pragma once
 
-#include "../../lib/driver.hpp"
 #include "host_memory.hpp"
+#include "rig_internal/driver.hpp"
 
 namespace rig {
 

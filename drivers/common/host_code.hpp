@@ -1,11 +1,12 @@
-// Code linked into this process (rig.txt, Host code; lib/elf_link.hpp), for
-// the drivers whose launches call it on the host's cores: the host, and the
-// sim, which runs its launches on its compute worker.  An image is a
-// HostImage; a function's entry is its address.
+// Code linked into this process (rig.txt, Host code;
+// rig_internal/elf_link.hpp), for the drivers whose launches call it on the
+// host's cores: the host, and the sim, which runs its launches on its
+// compute worker.  An image is a HostImage; a function's entry is its
+// address.
 #pragma once
 
-#include "../../lib/driver.hpp"
-#include "../../lib/elf_link.hpp"
+#include "rig_internal/driver.hpp"
+#include "rig_internal/elf_link.hpp"
 
 namespace rig {
 

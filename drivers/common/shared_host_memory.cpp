@@ -1,8 +1,8 @@
 // Shared host memory (shared_host_memory.hpp).
 #include "shared_host_memory.hpp"
 
-#include "../../lib/staging.hpp"
-#include "locks.hpp"
+#include "rig_internal/locks.hpp"
+#include "rig_internal/staging.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -13,8 +13,9 @@
 
 namespace rig {
 
-// The size of staging's chunks (checked against lib/staging.hpp): host blocks of
-// at least this many bytes are shared once the process shares host memory.
+// The size of staging's chunks (checked against rig_internal/staging.hpp):
+// host blocks of at least this many bytes are shared once the process
+// shares host memory.
 constexpr size_t kSharedBlockMin = size_t{32} << 20;
 
 // From now on, host_block_alloc's blocks of kSharedBlockMin bytes or more

@@ -31,9 +31,9 @@
 // destroyed with its memory when no other device holds it.
 #pragma once
 
-#include "../../lib/driver.hpp"
 #include "cuda_api.h"
 #include "cuda_context.hpp"
+#include "rig_internal/driver.hpp"
 
 #include <atomic>
 #include <map>

@@ -6,8 +6,8 @@
 // "context=NAME" runs the device in a context of rig's own that the
 // devices of its GPU opened under NAME share, instead of the GPU's primary
 // context (cuda_context.hpp).
-#include "../common/options.hpp"
 #include "cuda_device.hpp"
+#include "rig_internal/options.hpp"
 
 #include <algorithm>
 #include <cctype>

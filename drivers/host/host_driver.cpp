@@ -1,8 +1,9 @@
 // The host: this process's device.  Its memory is the process's; its work
 // is done before the call that submits it returns.
-#include "../../lib/host_facts.hpp"
 #include "../common/host_addressed.hpp"
 #include "../common/host_code.hpp"
+#include "host_pool.hpp"
+#include "rig_internal/host_facts.hpp"
 
 namespace rig {
 namespace {
@@ -22,8 +23,8 @@ Facts host_facts() {
 }
 
 // The host runs code linked into this process.  Its launches never reach
-// submit: rig calls them through host_launch (host_pool.hpp) before submit
-// returns.
+// submit: rig runs them through launch_now, on the pool (host_pool.hpp),
+// before submit returns.
 class HostDevice final : public HostAddressedDevice {
  public:
   using HostAddressedDevice::HostAddressedDevice;
@@ -31,6 +32,9 @@ class HostDevice final : public HostAddressedDevice {
   int64_t image_bytes(Image image, size_t) override { return host_image_bytes(image); }
   EntryAnswer entry(Image image, const std::string &name) override { return host_image_entry(image, name); }
   void unload(Image image) override { unload_host_image(image); }
+  void launch_now(HostFunction f, const void *params, uint64_t groups, uint64_t group_threads) override {
+    host_launch(f, params, groups, group_threads);
+  }
 };
 
 class HostDriver final : public Driver {

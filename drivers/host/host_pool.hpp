@@ -4,16 +4,12 @@
 // cores.
 #pragma once
 
+#include "performance_cores.hpp"
+#include "rig_internal/driver.hpp"
+
 #include <cstdint>
 
 namespace rig {
-
-// A host function's C type (HOST-07).
-using HostFunction = void (*)(const void *params, int64_t first, int64_t end);
-
-// The host's performance cores: taken at the first call, then the same for
-// the life of the process (HOST-16..20).
-int performance_cores();
 
 // Runs f over the threads [0, groups * group_threads) in calls of whole
 // groups (first and end multiples of group_threads) that together run each

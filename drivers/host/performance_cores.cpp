@@ -3,8 +3,6 @@
 // v2 cpu.max quotas, counted once per process.
 #include "performance_cores.hpp"
 
-#include "host_pool.hpp"
-
 #include <sched.h>
 #include <unistd.h>
 

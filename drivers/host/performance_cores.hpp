@@ -1,6 +1,6 @@
 // The count of the host's performance cores (rig.txt, Performance cores)
 // as a pure computation over what Linux reports, so that tests can give it
-// any machine.  performance_cores() (host_pool.hpp) feeds it this
+// any machine.  performance_cores() feeds it this
 // process's affinity mask, sysfs and cgroup files.
 #pragma once
 
@@ -26,6 +26,10 @@ namespace rig {
 int count_performance_cores(const std::vector<int> &affinity,
                             const std::function<std::optional<int64_t>(int cpu)> &capacity,
                             const std::vector<std::string> &cpu_max);
+
+// The host's performance cores: taken at the first call, then the same for
+// the life of the process (HOST-16..20).
+int performance_cores();
 
 // The CPUs that cpu.max text allows, or nullopt for no limit (as above).
 std::optional<int64_t> cgroup_cpu_limit(const std::string &cpu_max);

@@ -1,9 +1,9 @@
 // Memory devices (MEM:n): memory of their own in host memory this process
 // addresses, a timeline of their own, and fills and copies that run before
 // submit returns.  They stand for GPUs in tests.  Config: "budget=BYTES".
-#include "../../lib/host_facts.hpp"
 #include "../common/host_addressed.hpp"
-#include "../common/options.hpp"
+#include "rig_internal/host_facts.hpp"
+#include "rig_internal/options.hpp"
 
 namespace rig {
 namespace {

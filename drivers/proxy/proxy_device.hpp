@@ -4,9 +4,9 @@
 // client's completion segment, which rigd raises as values are done.
 #pragma once
 
-#include "../../lib/driver.hpp"
 #include "flight_log.hpp"
-#include "locks.hpp"
+#include "rig_internal/driver.hpp"
+#include "rig_internal/locks.hpp"
 #include "rigd_link.hpp"
 
 #include <atomic>
@@ -79,20 +79,15 @@ class ProxyDevice : public DriverDevice {
   // descriptor where it said why (a limit of rigd's, rigd(8)); "" else.
   std::string refusal() override;
 
-  // Exports bytes [offset, offset + length) of r, this proxy's memory, as a
-  // token any client of rigd imports; nothing where rigd refuses.  Throws
-  // Fault once the link is lost.  From then on a hand-over naming r returns
-  // once rigd has taken it, so that another process's later submit follows
-  // it (rig/service.h).
-  std::optional<uint64_t> export_bytes(Region r, uint64_t offset, uint64_t length);
-  // The memory token names, as a region of this proxy, and its length;
-  // nothing where rigd holds no such export.  Throws as export_bytes.
-  std::optional<std::pair<Region, int64_t>> import_bytes(uint64_t token);
-  // A new descriptor naming token, an export of this process's, or -1
-  // where rigd refuses; the token the descriptor fd names, or 0 where it
-  // names no export of this proxy's rigd.  Throw as export_bytes.
-  int export_fd(uint64_t token);
-  uint64_t token_of_fd(int fd);
+  // Exports and imports through rigd (DriverDevice::exports).  Each throws
+  // Fault once the link is lost.  Once r is exported, a hand-over naming r
+  // returns once rigd has taken it, so that another process's later submit
+  // follows it (rig/service.h).
+  bool exports() const override { return true; }
+  std::optional<uint64_t> export_bytes(Region r, uint64_t offset, uint64_t length) override;
+  std::optional<std::pair<Region, int64_t>> import_bytes(uint64_t token) override;
+  int export_fd(uint64_t token) override;
+  uint64_t token_of_fd(int fd) override;
 
   const RigdLink &link() const noexcept { return *link_; }
 

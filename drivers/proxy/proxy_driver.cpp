@@ -1,15 +1,12 @@
 // The proxy driver: devices NAME@rigd, proxies of the devices rigd serves
-// (proxy_device.hpp), the process's connection to rigd, and the C
-// functions of rig/service.h.
+// (proxy_device.hpp), the process's connection to rigd, and rig/service.h's
+// machines (its buffers' exports are the core's: DriverDevice::exports).
 #include "proxy_device.hpp"
 
-#include "../../lib/allocation.hpp"
-#include "../../lib/buffer.hpp"
-#include "../../lib/device.hpp"
-#include "../../lib/errors.hpp"
-#include "../../lib/registry.hpp"
-#include "../../lib/staging.hpp"
 #include "../common/shared_host_memory.hpp"
+#include "rig_internal/errors.hpp"
+#include "rig_internal/locks.hpp"
+#include "rig_internal/staging.hpp"
 #include "service_path.hpp"
 
 #include <rig/service.h>
@@ -204,12 +201,6 @@ class ProxyDriver : public Driver {
 namespace {
 using rig::proxy::ProxyDriver;
 RIG_REGISTER_DRIVER(ProxyDriver)
-
-// d's driver device if d is a proxy, else NULL.
-rig::proxy::ProxyDevice *proxy_of(rig_device_t *d) {
-  if (!d || d->is_host) return nullptr;
-  return dynamic_cast<rig::proxy::ProxyDevice *>(d->drv.get());
-}
 }  // namespace
 
 using namespace rig;
@@ -257,104 +248,7 @@ rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open
     require(name != nullptr, "name is NULL");
     require(std::strchr(name, '@') == nullptr, "the name names a machine itself");
     std::string full = std::string(name) + "@" + m->name;
-    *out = open_device(full.c_str(), nullptr, open_config(opts));
-    return RIG_OK;
-  });
-}
-
-}  // extern "C"
-
-namespace {
-
-// A refusal of rigd's: RIG_ENOMEM with rigd's reason where it gave one (a
-// limit's), else RIG_EINVAL saying what.
-[[noreturn]] void refuse(const std::string &what, const std::string &reason) {
-  if (reason.empty()) throw_invalid(what);
-  throw Error(RIG_ENOMEM, what + ": " + reason);
-}
-
-// rig_service_share's export of b: its token, and b's proxy in *proxy.
-uint64_t share(rig_buffer_t *b, proxy::ProxyDevice **proxy) {
-  refuse_inside_lock();
-  require_buffer(b, "the buffer");
-  *proxy = proxy_of(b->device);
-  require(*proxy != nullptr, "the buffer is not a proxy's memory");
-  require(!b->borrowed && b->alloc->owner == b->device && b->alloc->region != nullptr,
-          "the buffer is not its proxy's own memory");
-  require_live(b->device);
-  // Another process's uses of shared bytes would pass an exclusive hold.
-  require_not_exclusive(b);
-  auto exported = driver_call(b->device, false, [&] {
-    return (*proxy)->export_bytes(b->alloc->region, static_cast<uint64_t>(b->offset),
-                                  static_cast<uint64_t>(b->length));
-  });
-  if (!exported) refuse("rigd refuses to export the buffer", (*proxy)->refusal());
-  return *exported;
-}
-
-// rig_service_import's buffer on d, a live proxy, of token's bytes.
-rig_buffer_t *import(rig_device_t *d, proxy::ProxyDevice *proxy, uint64_t token) {
-  auto imported = driver_call(d, true, [&] { return proxy->import_bytes(token); });
-  if (!imported) refuse("rigd holds no export of that token for " + d->name, proxy->refusal());
-  return new_buffer(wrap_foreign_region(d, imported->first, imported->second), d, 0, imported->second);
-}
-
-// d's proxy, where d is a live proxy; the check of rig_service_import's.
-proxy::ProxyDevice *importing_proxy(rig_device_t *d) {
-  refuse_inside_lock();
-  proxy::ProxyDevice *proxy = proxy_of(d);
-  require(proxy != nullptr, "the device is not a proxy of rigd's");
-  require_live(d);
-  return proxy;
-}
-
-}  // namespace
-
-extern "C" {
-
-rig_status_t rig_service_share(rig_buffer_t *b, uint64_t *token) {
-  RIG_API_CALL({
-    require(token != nullptr, "token is NULL");
-    proxy::ProxyDevice *proxy;
-    *token = share(b, &proxy);
-    return RIG_OK;
-  });
-}
-
-rig_status_t rig_service_share_fd(rig_buffer_t *b, int *fd) {
-  RIG_API_CALL({
-    require(fd != nullptr, "fd is NULL");
-    *fd = -1;
-    proxy::ProxyDevice *proxy;
-    uint64_t token = share(b, &proxy);
-    int made = driver_call(b->device, false, [&] { return proxy->export_fd(token); });
-    if (made < 0) refuse("rigd makes no descriptor for the export", proxy->refusal());
-    *fd = made;
-    return RIG_OK;
-  });
-}
-
-rig_status_t rig_service_import(rig_device_t *d, uint64_t token, rig_buffer_t **out) {
-  RIG_API_CALL({
-    require(out != nullptr, "out is NULL");
-    *out = nullptr;
-    *out = import(d, importing_proxy(d), token);
-    return RIG_OK;
-  });
-}
-
-rig_status_t rig_service_import_fd(rig_device_t *d, int fd, rig_buffer_t **out) {
-  RIG_API_CALL({
-    require(out != nullptr, "out is NULL");
-    *out = nullptr;
-    // A descriptor that is not open would fail the socket's send, and so
-    // the connection: refused here.
-    require(fd >= 0 && fcntl(fd, F_GETFD) != -1, "fd is not an open descriptor");
-    proxy::ProxyDevice *proxy = importing_proxy(d);
-    uint64_t token = driver_call(d, false, [&] { return proxy->token_of_fd(fd); });
-    if (token == 0) throw_invalid("the descriptor names no export of " + d->name + "'s rigd");
-    *out = import(d, proxy, token);
-    return RIG_OK;
+    return rig_open(full.c_str(), opts, out);
   });
 }
 

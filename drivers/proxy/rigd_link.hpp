@@ -4,9 +4,9 @@
 #pragma once
 
 #include "handshake.hpp"
-#include "locks.hpp"
 #include "payload_space.hpp"
 #include "protocol.h"
+#include "rig_internal/locks.hpp"
 #include "ring_segment.hpp"
 
 #include <sys/types.h>

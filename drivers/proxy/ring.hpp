@@ -14,8 +14,8 @@
 // bytes that do not fit an entry.
 #pragma once
 
-#include "../../lib/spin.hpp"
 #include "protocol.h"
+#include "rig_internal/spin.hpp"
 
 #include <cstddef>
 #include <cstdint>

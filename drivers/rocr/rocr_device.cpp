@@ -3,7 +3,7 @@
 // rocr_code.cpp).
 #include "rocr_device.hpp"
 
-#include "../common/options.hpp"
+#include "rig_internal/options.hpp"
 
 #include <pthread.h>
 #include <signal.h>

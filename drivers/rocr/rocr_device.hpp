@@ -71,8 +71,8 @@
 #include <mutex>
 #include <vector>
 
-#include "../../lib/driver.hpp"
 #include "hsa_runtime.hpp"
+#include "rig_internal/driver.hpp"
 #include "rings.hpp"
 
 namespace rig::rocr {

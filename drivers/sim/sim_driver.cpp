@@ -32,12 +32,11 @@
 // Tests inject faults through the capability of sim_inject.h.
 #include "sim_inject.h"
 
-#include "../../lib/driver.hpp"
-#include "../../lib/host_facts.hpp"
 #include "../common/host_code.hpp"
 #include "../common/host_memory.hpp"
-#include "../common/options.hpp"
-#include "../host/host_pool.hpp"
+#include "rig_internal/driver.hpp"
+#include "rig_internal/host_facts.hpp"
+#include "rig_internal/options.hpp"
 
 #include <pthread.h>
 #include <signal.h>

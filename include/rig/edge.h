@@ -3,8 +3,8 @@
  * the timeline word, and the lock and signal primitives every driver uses.
  *
  * The rest of a driver (facts, memory, peers, code, sleep, stop) is the C++
- * driver base of the library (lib/driver.hpp), as the specification's
- * Rig_edge.Driver states it.
+ * driver base of the library (internal/rig_internal/driver.hpp), as the
+ * specification's Rig_edge.Driver states it.
  *
  * Timeline: each device has a word, a uint64_t that holds the last value
  * whose work is done.  rig numbers work with consecutive values; a driver
@@ -69,8 +69,8 @@ typedef struct rig_edge_words {
 } rig_edge_words_t;
 
 /* A ref of a launch, for a driver whose device patches refs itself
- * (Facts::launch_refs_by_location in lib/driver.hpp, a proxy of rigd's,
- * whose memory is handle-only here): the 8 bytes at byte at of the
+ * (Facts::launch_refs_by_location in internal/rig_internal/driver.hpp, a
+ * proxy of rigd's, whose memory is handle-only here): the 8 bytes at byte at of the
  * parameters are to hold the address, for the device's work, of the bytes
  * bytes at memory (kind RIG_REF_READ, _WRITE, _READ_WRITE or _UNORDERED,
  * used as access says), or the address of the function whose entry the

@@ -5,7 +5,7 @@
 // against values they compute on their own.
 #pragma once
 
-#include "elf_link.hpp"
+#include "rig_internal/elf_link.hpp"
 
 #include <elf.h>
 

@@ -11,7 +11,7 @@
  * this Linux runtime does not build for); PROP-14 (which arch runs whose
  * code is the code loader's rule, not a fact of the host).
  */
-#include "host_facts.hpp"
+#include "rig_internal/host_facts.hpp"
 
 #include <criterion/criterion.h>
 

@@ -11,8 +11,6 @@
  */
 #include "performance_cores.hpp"
 
-#include "host_pool.hpp"
-
 #include <criterion/criterion.h>
 
 #include <sched.h>

@@ -1,12 +1,12 @@
 // The sim driver's two queues, driven through the driver interface itself
-// (lib/driver.hpp, include/rig/edge.h), as rig drives it: parts on the
+// (rig_internal/driver.hpp, include/rig/edge.h), as rig drives it: parts on the
 // compute and copy queues, each queue in order, each part after the parts
 // its after list names, and the word raised once both queues are done;
 // launches on the compute queue, whose functions here are the test's own
 // (an entry's handle is the function's address).
 // The sim is linked here without the core: these stand-ins give it what it
 // takes from rig.
-#include "driver.hpp"
+#include "rig_internal/driver.hpp"
 #include "../../drivers/sim/sim_inject.h"
 
 #include <criterion/criterion.h>

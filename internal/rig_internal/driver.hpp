@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -84,6 +85,9 @@ struct Facts {
   std::vector<std::pair<std::string, const void *>> capabilities;
 };
 
+// A host function's C type (HOST-07): a launch's entry on the host.
+using HostFunction = void (*)(const void *params, int64_t first, int64_t end);
+
 // One open device of a driver.  Every call but facts(), locate(), peer(),
 // signaled() and stop() is counted: stop() never runs while one is in
 // flight.  Counted calls may throw Fault; memory- and code-changing calls
@@ -119,6 +123,24 @@ class DriverDevice {
   // never be).  Reads of words, which rig makes with signals unmasked.
   virtual std::optional<uint64_t> others_mark(Region) { return std::nullopt; }
   virtual bool others_done(Region, uint64_t) { return true; }
+
+  // Memory shared with other processes through a service (rig/service.h),
+  // where exports() is true (a proxy of rigd's; not counted, must not
+  // block): rig refuses rig_service_share and rig_service_import for any
+  // other device.  export_bytes exports bytes [offset, offset + length) of
+  // r, the device's own memory, as a token any client of the service
+  // imports; nothing where the service refuses.  import_bytes answers the
+  // memory token names, as a region of this device, and its length;
+  // nothing where the service holds no such export.  export_fd answers a
+  // new descriptor naming token, an export of this process's, or -1 where
+  // the service refuses; token_of_fd the token the descriptor fd names, or
+  // 0 where it names no export of this device's service.  refusal() says
+  // why the service refused where it said why.
+  virtual bool exports() const { return false; }
+  virtual std::optional<uint64_t> export_bytes(Region, uint64_t, uint64_t) { refuse_export(); }
+  virtual std::optional<std::pair<Region, int64_t>> import_bytes(uint64_t) { refuse_export(); }
+  virtual int export_fd(uint64_t) { refuse_export(); }
+  virtual uint64_t token_of_fd(int) { refuse_export(); }
 
   // How the PCI function at bus address fn reaches all of r (alloc made
   // it) by DMA, or the reason it cannot (naming fn where fn names no
@@ -176,6 +198,13 @@ class DriverDevice {
   virtual std::optional<int64_t> grow() { return std::nullopt; }
   // Takes the work of w.value; throws Fault when it fails to take it.
   virtual void submit(const rig_edge_work_t &w) = 0;
+  // The host's launches, which never reach submit: runs f over the threads
+  // [0, groups * group_threads) in calls of whole groups and returns once
+  // every call has returned.  rig calls it, uncounted (the host is never
+  // lost), for each launch of a submission to the host.
+  virtual void launch_now(HostFunction, const void *, uint64_t, uint64_t) {
+    throw std::logic_error("launch_now of a device whose launches reach submit");
+  }
   // Releases to the device the work held up to value.
   virtual void commit(uint64_t) {}
 
@@ -200,6 +229,9 @@ class DriverDevice {
   // work, releases the queues, and writes last into the word once no work
   // runs.  fault is set where rig lost the device for a fault or a hang.
   virtual void stop(const std::optional<std::string> &fault, uint64_t last) = 0;
+
+ private:
+  [[noreturn]] static void refuse_export() { throw std::logic_error("an export of a device that exports nothing"); }
 };
 
 // A driver: opens devices by name.  Registered once per process.

@@ -1,4 +1,4 @@
-#include "options.hpp"
+#include "rig_internal/options.hpp"
 
 #include <cerrno>
 #include <cmath>

@@ -4,11 +4,12 @@
 // through it, for its life.
 #pragma once
 
-#include "allocation.hpp"
-
 #include <cstddef>
+#include <cstdint>
 
 namespace rig {
+
+struct Allocation;  // lib/allocation.hpp
 
 constexpr int64_t kStagingBytes = int64_t{32} << 20;
 
