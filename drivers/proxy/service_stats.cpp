@@ -2,7 +2,7 @@
 // rigd's counters read on its admin channel, checked against its own
 // layout before any record is read.
 #include "admin_client.hpp"
-#include "errors.hpp"
+#include "rig_internal/errors.hpp"
 
 #include <rig/service.h>
 
