@@ -302,6 +302,7 @@ rig_buffer_t *import(rig_device_t *d, proxy::ProxyDevice *proxy, uint64_t token)
 // d's proxy, where d is a live proxy; the check of rig_service_import's.
 proxy::ProxyDevice *importing_proxy(rig_device_t *d) {
   refuse_inside_lock();
+  require_device(d);
   proxy::ProxyDevice *proxy = proxy_of(d);
   require(proxy != nullptr, "the device is not a proxy of rigd's");
   require_live(d);
