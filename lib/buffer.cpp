@@ -90,7 +90,7 @@ rig_status_t rig_buffer_create(rig_device_t *d, int64_t n, rig_memory_t memory, 
     refuse_inside_lock();
     require(out != nullptr, "out is NULL");
     *out = nullptr;
-    require(d != nullptr, "the device is NULL");
+    require_device(d);
     require(n >= 0, "a buffer's length cannot be negative");
     require(memory == RIG_MEMORY_DEVICE || memory == RIG_MEMORY_PINNED || memory == RIG_MEMORY_MAPPED,
             "unknown kind of memory");
@@ -156,7 +156,7 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
     refuse_inside_lock();
     require(out != nullptr, "out is NULL");
     *out = nullptr;
-    require(d != nullptr, "the device is NULL");
+    require_device(d);
     require_buffer(b, "the buffer");
     require_live(d);
     // A borrow is a use of b: b's own device lost loses it (LMEM-07).

@@ -2,9 +2,14 @@
 // reason it was lost.  A record lives until the registry retires it (once
 // it is closed, stopped and nothing names it) and then for 4096 later
 // retirements more, so that a rig_device_t pointer a program kept still
-// answers as a closed device (registry.hpp).
+// answers as a closed device (registry.hpp).  The registry then releases
+// it to the device pool (handles.hpp), whose header the public calls read
+// first (require_device), so that a kept pointer answers RIG_ELOST until
+// kDeviceQuarantine more records were released and its memory may hold a
+// new device.
 #pragma once
 
+#include "handles.hpp"
 #include "rig_internal/driver.hpp"
 #include "rig_internal/errors.hpp"
 #include "rig_internal/locks.hpp"
@@ -25,7 +30,7 @@ struct Allocation;
 struct CachedBlock;
 }
 
-struct rig_device {
+struct rig_device : rig::HandleRecord<rig::HandleType::Device> {
   // Properties, set at open and never changed.
   std::string name;
   rig::Driver *driver = nullptr;
@@ -215,6 +220,27 @@ auto driver_call(rig_device_t *d, bool changes_state, F &&f, bool queue_call = f
     d->lose(e.what(), false);
     throw_lost(d);
   }
+}
+
+// True iff d is a live device record: not NULL, nor released by the
+// registry (a load of the word before the record).
+inline bool live_handle(const rig_device_t *d) { return handle_live(d, HandleType::Device); }
+
+// The first check of a public call given d: RIG_EINVAL where d is NULL,
+// RIG_ELOST "the device was closed and its record retired" where the
+// registry released its record.
+inline void require_device(const rig_device_t *d) {
+  require(d != nullptr, "the device is NULL");
+  if (!live_handle(d)) throw_retired();
+}
+
+// The first check of a public call given d that answers no status: true
+// iff d is a live device record; a released one records RIG_ELOST, as
+// require_device, as the thread's last error.
+inline bool device_answers(const rig_device_t *d) {
+  if (live_handle(d)) return true;
+  if (d) record_retired();
+  return false;
 }
 
 // Throws RIG_ELOST if d is lost.

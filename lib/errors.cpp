@@ -26,6 +26,18 @@ void throw_lost(rig_device_t *d) {
   throw e;
 }
 
+const char *retired_reason() { return "the device was closed and its record retired"; }
+
+void throw_retired() { throw Error(RIG_ELOST, retired_reason()); }
+
+void record_retired() noexcept {
+  try {
+    record(Error(RIG_ELOST, retired_reason()));
+  } catch (...) {
+    last = ThreadError{};
+  }
+}
+
 void throw_no_memory(rig_device_t *d, int64_t bytes, const std::string &detail) {
   // The budget and what d holds beside the request, so the message says
   // whether the budget or the device's memory refused it.

@@ -47,7 +47,7 @@ void *handle_allocate(HandleType t, size_t bytes) {
   Header *h = nullptr;
   {
     std::lock_guard<std::mutex> g(p.mu);
-    if (p.released.size() > kQuarantine && p.released.front()->bytes == bytes) {
+    if (p.released.size() > quarantine_of(t) && p.released.front()->bytes == bytes) {
       h = p.released.front();
       p.released.pop_front();
     }

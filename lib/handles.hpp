@@ -8,7 +8,8 @@
 // would add a look-up and a generation in the handle would change every
 // handle's bits.  A released record is reused only once kQuarantine later
 // records of its type were released (first in, first out), which bounds
-// the memory a pool keeps.
+// the memory a pool keeps; the pool never returns a record's memory to
+// malloc, so a stale pointer always reads a header.
 #pragma once
 
 #include "rig_internal/errors.hpp"
@@ -19,10 +20,14 @@
 
 namespace rig {
 
-enum class HandleType : uint32_t { Buffer = 1, Export, Image, Function, Submission, Run, Count };
+enum class HandleType : uint32_t { Buffer = 1, Export, Image, Function, Submission, Run, Device, Count };
 
 // The records of one type a pool keeps released before it reuses one.
 constexpr size_t kQuarantine = 16384;
+// A device's: its record is about 1 KB, and the registry keeps 4096
+// retired ones answering as closed devices before it releases the oldest.
+constexpr size_t kDeviceQuarantine = 4096;
+constexpr size_t quarantine_of(HandleType t) { return t == HandleType::Device ? kDeviceQuarantine : kQuarantine; }
 
 void *handle_allocate(HandleType t, size_t bytes);
 void handle_release(HandleType t, void *record);

@@ -75,7 +75,7 @@ extern "C" {
 rig_status_t rig_image_load(rig_device_t *d, const void *bytes, int64_t n, rig_image_t **out) {
   RIG_API_CALL({
     refuse_inside_lock();
-    require(d != nullptr, "the device is NULL");
+    require_device(d);
     require(out != nullptr, "out is NULL");
     require(n >= 0, "the image's byte count is negative");
     require(bytes != nullptr || n == 0, "bytes is NULL");

@@ -132,7 +132,8 @@ rig_status_t rig_buffer_of_io(rig_device_t *d, const char *key, void *region, ri
     refuse_inside_lock();
     require(out != nullptr, "out is NULL");
     *out = nullptr;
-    require(d != nullptr && d->is_io(), "the device is not an io device");
+    require_device(d);
+    require(d->is_io(), "the device is not an io device");
     require(key != nullptr && std::strcmp(key, d->io_ops->region_key) == 0, "the region's key is not the device's");
     require(n >= 0, "the length cannot be negative");
     require(access == RIG_ACCESS_READ || access == RIG_ACCESS_READ_WRITE, "unknown access");

@@ -138,6 +138,7 @@ rig_local_key_t *rig_local_new_key(rig_local_init_fn init, rig_local_drop_fn dro
 rig_status_t rig_local_get(rig_local_key_t *key, rig_device_t *d, void **out) {
   RIG_API_CALL({
     require(key != nullptr && d != nullptr && out != nullptr, "the key, device or out is NULL");
+    require_device(d);
     *out = nullptr;
     if (find(d, key, out)) return RIG_OK;
     refuse_inside_lock();

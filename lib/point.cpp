@@ -42,7 +42,7 @@ extern "C" {
 
 rig_point_t rig_point_make(const rig_device_t *d, uint64_t value) {
   rig_point_t p{0};
-  if (!d || value > kValueMax) return p;
+  if (!device_answers(d) || value > kValueMax) return p;
   p.bits = (static_cast<uint64_t>(d->slot) << kValueBits) | value;
   return p;
 }

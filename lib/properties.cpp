@@ -26,21 +26,21 @@ bool reaches(const rig_device_t *d, const rig_device_t *other) {
 
 extern "C" {
 
-const char *rig_device_name(const rig_device_t *d) { return d ? d->name.c_str() : nullptr; }
-const char *rig_device_arch(const rig_device_t *d) { return d ? d->arch.c_str() : nullptr; }
+const char *rig_device_name(const rig_device_t *d) { return device_answers(d) ? d->name.c_str() : nullptr; }
+const char *rig_device_arch(const rig_device_t *d) { return device_answers(d) ? d->arch.c_str() : nullptr; }
 const char *rig_device_instruction_set(const rig_device_t *d) {
-  return d ? d->instruction_set.c_str() : nullptr;
+  return device_answers(d) ? d->instruction_set.c_str() : nullptr;
 }
 const char *rig_device_bus(const rig_device_t *d) {
-  return d && d->facts.bus ? d->facts.bus->c_str() : nullptr;
+  return device_answers(d) && d->facts.bus ? d->facts.bus->c_str() : nullptr;
 }
-bool rig_device_runs_on_host(const rig_device_t *d) { return d && d->facts.runs_on_host; }
-int64_t rig_device_alignment(const rig_device_t *d) { return d ? d->facts.alignment : 0; }
+bool rig_device_runs_on_host(const rig_device_t *d) { return device_answers(d) && d->facts.runs_on_host; }
+int64_t rig_device_alignment(const rig_device_t *d) { return device_answers(d) ? d->facts.alignment : 0; }
 int64_t rig_device_cache_bytes(const rig_device_t *d) {
-  return d && d->facts.cache_bytes ? *d->facts.cache_bytes : 0;
+  return device_answers(d) && d->facts.cache_bytes ? *d->facts.cache_bytes : 0;
 }
 const void *rig_device_capability(const rig_device_t *d, const char *key) {
-  if (!d || !key) return nullptr;
+  if (!device_answers(d) || !key) return nullptr;
   for (const auto &[k, v] : d->facts.capabilities)
     if (k == key) return v;
   return nullptr;
@@ -48,14 +48,15 @@ const void *rig_device_capability(const rig_device_t *d, const char *key) {
 bool rig_device_equal(const rig_device_t *a, const rig_device_t *b) { return a == b; }
 
 bool rig_reaches(const rig_device_t *d, const rig_device_t *other) {
-  return d && other && reaches(d, other);
+  return device_answers(d) && device_answers(other) && reaches(d, other);
 }
 
-uint64_t rig_submitted(const rig_device_t *d) { return d ? d->submitted.load() : 0; }
+uint64_t rig_submitted(const rig_device_t *d) { return device_answers(d) ? d->submitted.load() : 0; }
 
 rig_status_t rig_signaled(rig_device_t *d, uint64_t *out) {
   RIG_API_CALL({
     require(d != nullptr && out != nullptr, "the device or out is NULL");
+    require_device(d);
     // Inside a lock, the last value read: a driver's own word is read only
     // outside (TL-20).  read_word answers the last value read for a lost
     // device whose own word is not readable before its stop.
@@ -68,17 +69,20 @@ rig_status_t rig_signaled(rig_device_t *d, uint64_t *out) {
 const char *rig_lost(const rig_device_t *d) {
   // A device its driver knows lost (a proxy of a failed link) is lost
   // now, whatever call noticed (PROXY-07).
-  if (!d || !const_cast<rig_device_t *>(d)->notice_loss()) return nullptr;
+  if (!d) return nullptr;
+  // A released record answers the reason its uses answer (rig.h, Handles).
+  if (!device_answers(d)) return retired_reason();
+  if (!const_cast<rig_device_t *>(d)->notice_loss()) return nullptr;
   return d->lost_reason().c_str();
 }
 
-int64_t rig_budget(const rig_device_t *d) { return d ? d->budget.load() : 0; }
-int64_t rig_allocated(const rig_device_t *d) { return d ? d->allocated.load() : 0; }
+int64_t rig_budget(const rig_device_t *d) { return device_answers(d) ? d->budget.load() : 0; }
+int64_t rig_allocated(const rig_device_t *d) { return device_answers(d) ? d->allocated.load() : 0; }
 
 rig_status_t rig_set_budget(rig_device_t *d, int64_t n) {
   RIG_API_CALL({
     refuse_inside_lock();
-    require(d != nullptr, "the device is NULL");
+    require_device(d);
     require(n >= 0, "a budget cannot be negative");
     d->budget.store(n);
     trim_cache(d, n);
@@ -86,12 +90,12 @@ rig_status_t rig_set_budget(rig_device_t *d, int64_t n) {
   });
 }
 
-int64_t rig_cache_limit(const rig_device_t *d) { return d ? d->cache_limit.load() : 0; }
+int64_t rig_cache_limit(const rig_device_t *d) { return device_answers(d) ? d->cache_limit.load() : 0; }
 
 rig_status_t rig_set_cache_limit(rig_device_t *d, int64_t n) {
   RIG_API_CALL({
     refuse_inside_lock();
-    require(d != nullptr, "the device is NULL");
+    require_device(d);
     if (n < 0) throw_invalid("a cache limit cannot be negative: " + std::to_string(n));
     limit_cache(d, n);
     return RIG_OK;
@@ -101,7 +105,7 @@ rig_status_t rig_set_cache_limit(rig_device_t *d, int64_t n) {
 rig_status_t rig_free_cache(rig_device_t *d) {
   RIG_API_CALL({
     refuse_inside_lock();
-    require(d != nullptr, "the device is NULL");
+    require_device(d);
     free_cache(d);
     return RIG_OK;
   });

@@ -45,7 +45,7 @@ struct Name {
 };
 
 // The retired records rig keeps, so that a pointer a program kept answers
-// as a closed device, before it frees the oldest.
+// as a closed device, before it releases the oldest to the device pool.
 constexpr size_t kRetiredKept = 4096;
 
 struct Registry {
@@ -235,6 +235,8 @@ rig_device_t *retire_locked(Registry &r, rig_device_t *d) {
   return oldest;
 }
 
+// Releases d's record to the device pool (handles.hpp): its header then
+// answers a kept pointer's uses (require_device).
 void free_record(rig_device_t *d) {
   if (!d) return;
   DriverCallMask mask;
@@ -442,7 +444,7 @@ rig_device_t *open_device_with(const char *name_c, Driver *driver,
 
 void close_device(rig_device_t *d) {
   refuse_inside_lock();
-  require(d != nullptr, "the device is NULL");
+  require_device(d);
   require(!d->is_host, "the host cannot be closed");
   d->closed.store(true, std::memory_order_release);
   if (!d->is_lost()) {

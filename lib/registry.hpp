@@ -30,9 +30,9 @@ bool slot_taken_after(const rig_device_t *d);
 void maybe_leave_slot(rig_device_t *d);
 // Retires the records of devices that left their slots once nothing names
 // them: a record lost without dropping a point, stopped, holding nothing,
-// named by no stamp or queue wait of another.  A retired record is freed
-// once 4096 later ones were retired; until then it answers as the closed
-// device it is.
+// named by no stamp or queue wait of another.  A retired record is
+// released to the device pool (handles.hpp) once 4096 later ones were
+// retired; until then it answers as the closed device it is.
 void retire_unnamed();
 
 // The registered driver of a name's prefix (the part before ':').

@@ -61,6 +61,7 @@ rig_buffer_t *import(rig_device_t *d, DriverDevice *proxy, uint64_t token) {
 // d's exporter, where d is a live proxy; the check of rig_service_import's.
 DriverDevice *importing_proxy(rig_device_t *d) {
   refuse_inside_lock();
+  require_device(d);
   DriverDevice *proxy = exporter_of(d);
   require(proxy != nullptr, "the device is not a proxy of rigd's");
   require_live(d);

@@ -241,7 +241,7 @@ rig_status_t rig_submission_make(rig_device_t *d, const rig_part_t *parts, size_
     refuse_inside_lock();
     require(out != nullptr, "out is NULL");
     *out = nullptr;
-    require(d != nullptr, "the device is NULL");
+    require_device(d);
     require(parts != nullptr || n == 0, "parts is NULL");
     if (opts)
       require(opts->size >= offsetof(rig_submission_options_t, keep_context) + sizeof(opts->keep_context),

@@ -28,8 +28,14 @@
  *    whose loss dropped points keeps its record for good.  Then rig retires
  *    it, its slot and name free: the pointer still answers as the closed
  *    device (RIG_ELOST, "NAME lost: closed"; properties as before) until
- *    4096 more device records have been retired after it; from then on its
- *    memory may hold a new device, which the old pointer then names.
+ *    4096 more device records have been retired after it.  Then rig
+ *    releases the record, and the pointer is checked as a released handle
+ *    is: a call that answers a status answers RIG_ELOST, "the device was
+ *    closed and its record retired" (rig_error_device NULL), rig_lost that
+ *    reason, and every other call answers as for NULL (NULL, 0, false, a
+ *    point of bits 0) with that message as rig_last_error.  This holds until
+ *    4096 more device records have been released after it; from then on
+ *    its memory may hold a new device, which the old pointer then names.
  *  - Sizes, offsets and lengths are int64_t so that a negative value is
  *    refused as the specification states instead of wrapping.
  *  - Every call is thread-safe.  A call that may take a lock, made while the
@@ -184,7 +190,8 @@ rig_status_t rig_memory_device(const char *name, rig_device_t **out);
 rig_status_t rig_close(rig_device_t *d);
 
 /* Properties.  Set when d opens, kept once d is lost; they take no lock and
- * answer for any device, lost or not.  NULL d answers NULL/0/false. */
+ * answer for any device, lost or not.  NULL d answers NULL/0/false, as does
+ * a d whose record rig released (Handles), which sets rig_last_error. */
 
 /* d's name: its opener's name ("CPU", "MEM:0"). */
 const char *rig_device_name(const rig_device_t *d);
@@ -232,7 +239,9 @@ uint64_t rig_submitted(const rig_device_t *d);
 rig_status_t rig_signaled(rig_device_t *d, uint64_t *out);
 
 /* The reason d is lost ("closed", "no progress for 5000 ms", ...; a proxy's, once its machine is
- * lost: PROXY-07), or NULL while it is live.  Never waits.  The string lives as long as d. */
+ * lost: PROXY-07), or NULL while it is live.  Never waits.  The string lives as long as d.
+ * For a d whose record rig released (Handles): "the device was closed and its
+ * record retired". */
 const char *rig_lost(const rig_device_t *d);
 
 /* ------------------------------------------------------------------------ */
@@ -278,7 +287,7 @@ typedef struct rig_point {
 #define RIG_POINT_VALUE_MAX ((UINT64_C(1) << 47) - 1)
 
 /* The device the point names, until a later device takes its slot or its
- * retired record is freed (Handles): NULL from then on.  Takes no lock. */
+ * retired record is released (Handles): NULL from then on.  Takes no lock. */
 rig_device_t *rig_point_device(rig_point_t p);
 /* The point's value.  Takes no lock. */
 uint64_t rig_point_value(rig_point_t p);

@@ -24,6 +24,12 @@ struct Error : std::exception {
 
 [[noreturn]] void throw_invalid(const std::string &why);
 [[noreturn]] void throw_lost(rig_device_t *d);
+// RIG_ELOST for a device whose record the registry released (rig.h,
+// Handles), with retired_reason's message; record_retired records it
+// without throwing.
+const char *retired_reason();
+[[noreturn]] void throw_retired();
+void record_retired() noexcept;
 [[noreturn]] void throw_no_memory(rig_device_t *d, int64_t bytes, const std::string &detail = "");
 [[noreturn]] void throw_open(const std::string &why);
 [[noreturn]] void throw_image(const std::string &why);

@@ -395,8 +395,9 @@ Test(devices, open_and_close_more_times_than_slots, .timeout = 60) {
   /* Each close stops a memory device that holds no memory, so its slot
    * frees: 70,000 opens exceed the 65,535 slots, and some later device
    * takes old's slot, where its timeline starts after old's values.  The
-   * cycle retires and frees old's record (rig.h, Handles): old is compared
-   * by its slot's point. */
+   * cycle retires and releases old's record (rig.h, Handles): old is
+   * compared by its slot's point, and its kept pointer answers as a closed
+   * device. */
   enum { OPENS = 70000 };
   rig_device_t *previous = old;
   for (int i = 0; i < OPENS; i++) {
@@ -413,6 +414,7 @@ Test(devices, open_and_close_more_times_than_slots, .timeout = 60) {
     if (s != RIG_OK) cr_assert_fail("close %d: %s", i, rig_last_error());
     previous = d;
   }
+  assert_kept_pointer_closed(old);
   /* The old device's point answers for good, also once its slot was reused.
    * A value old was given never names the device that took the slot (a
    * value 0 is also that device's start, so it may). */

@@ -3,9 +3,11 @@
  * A closed device's record is retired once the device has stopped and
  * nothing names it (rig.h, Handles): its name and slot are free, a pointer
  * the program kept answers as the closed device, and its points answer for
- * good; the record itself is freed once 4096 later records were retired,
- * so that a process opening and closing devices without end (rigd's
- * instances) keeps its memory flat.  Sim devices, whose work moves their
+ * good; the record itself is released once 4096 later records were
+ * retired, so that a process opening and closing devices without end
+ * (rigd's instances) keeps its memory flat, and a pointer kept past that
+ * answers Lost, "the device was closed and its record retired", until
+ * 4096 more were released and its memory may hold a new device.  Sim devices, whose work moves their
  * timelines, under names of this file's own ("SIM:9~recN"); memory
  * devices cycle ("MEM:9~cycleN").
  *
@@ -47,8 +49,11 @@
 #define HEAP_BOUND_HOLDS 1
 #endif
 
-/* The records rig keeps retired before it frees the oldest (rig.h). */
+/* The records rig keeps retired before it releases the oldest, and the
+ * released ones kept before one's memory may hold a new device (rig.h). */
 #define RETIRED_KEPT 4096
+#define RELEASED_KEPT 4096
+#define RETIRED_REASON "the device was closed and its record retired"
 
 /* Opens and closes n memory devices of names no other open uses. */
 static void cycle_devices(int n) {
@@ -142,6 +147,61 @@ Test(records, points_of_a_freed_record_stay_reached_and_name_no_device, .timeout
   CHECK_FAILS(RIG_EINVAL, rig_point_reached(past, &reached), "a value past the freed record's last was never given");
 }
 
+/* Asserts that each call given the released d answers Lost with the
+ * retired record's reason (a call that answers no status: as for NULL,
+ * with that reason as the last error). */
+static void assert_answers_released(rig_device_t *d) {
+  rig_buffer_t *b = NULL;
+  CHECK_FAILS(RIG_ELOST, rig_buffer_create(d, 64, RIG_MEMORY_DEVICE, &b), "DEV-43: a buffer of the released record");
+  cr_assert_str_eq(rig_last_error(), RETIRED_REASON, "ERR-29: the message says why");
+  cr_assert_null(b);
+  cr_assert_null(rig_error_device(), "no device answers for the released record");
+  CHECK_FAILS(RIG_ELOST, rig_close(d), "a close of the released record");
+  CHECK_FAILS(RIG_ELOST, rig_set_budget(d, 1 << 20), "a budget of the released record");
+  CHECK_FAILS(RIG_ELOST, rig_free_cache(d));
+  uint64_t v = 1;
+  CHECK_FAILS(RIG_ELOST, rig_signaled(d, &v));
+  rig_image_t *image = NULL;
+  CHECK_FAILS(RIG_ELOST, rig_image_load(d, "x", 1, &image));
+  rig_submission_t *sub = NULL;
+  CHECK_FAILS(RIG_ELOST, rig_submission_make(d, NULL, 0, NULL, &sub));
+  rig_local_key_t *key = rig_local_new_key(make_value, drop_value, NULL);
+  void *value = NULL;
+  CHECK_FAILS(RIG_ELOST, rig_local_get(key, d, &value));
+
+  cr_assert_str_eq(rig_lost(d), RETIRED_REASON, "DEV-41: the released record answers lost");
+  cr_assert_null(rig_device_name(d), "PROP-02: its name went with its record");
+  cr_assert_str_eq(rig_last_error(), RETIRED_REASON);
+  cr_assert_null(rig_device_arch(d));
+  cr_assert_eq(rig_submitted(d), 0);
+  cr_assert_eq(rig_budget(d), 0);
+  cr_assert_not(rig_reaches(rig_host(), d));
+  cr_assert_eq(rig_point_make(d, 0).bits, 0, "it makes no point");
+}
+
+Test(records, a_kept_pointer_of_a_released_record_answers_lost, .timeout = 60) {
+  /* DEV-41 DEV-43 ERR-29 PROP-02 */
+  rig_point_t p;
+  rig_device_t *old = closed_after_a_fill("SIM:9~rec5", &p);
+  cycle_devices(RETIRED_KEPT + 64); /* past the records kept: rec5's is released */
+  assert_answers_released(old);
+}
+
+Test(records, a_kept_pointer_past_the_pool_names_a_closed_device, .timeout = 60) {
+  /* DEV-41: past the released records kept, the memory may hold a later
+   * device, every one of which this file's cycle closed: the pointer
+   * answers lost either way and is never a use after free. */
+  rig_device_t *old = NULL;
+  CHECK_OK(rig_open("MEM:9~rec6", NULL, &old));
+  CHECK_OK(rig_close(old));
+  cycle_devices(RETIRED_KEPT + RELEASED_KEPT + 64);
+  const char *why = rig_lost(old);
+  cr_assert(why != NULL && (strcmp(why, RETIRED_REASON) == 0 || strcmp(why, "closed") == 0),
+            "the kept pointer answers %s", why ? why : "(not lost)");
+  rig_status_t s = rig_close(old);
+  cr_assert(s == RIG_OK || s == RIG_ELOST, "its close answered %s", rig_status_name(s));
+}
+
 Test(records, memory_another_allocation_names_it_by_keeps_the_record, .timeout = 60) {
   /* DEV-11 PROP-03: a fill the device runs through a borrow of another
    * device's memory stamps that allocation with the device's point; the
@@ -195,9 +255,9 @@ Test(records, a_buffer_of_the_closed_device_keeps_its_record_and_slot, .timeout 
 
 Test(records, opening_and_closing_keeps_the_heap_flat, .timeout = 60) {
   /* 1.1 KB and more stayed per device before records were retired: 10,000
-   * cycles grew the heap by over 11 MB.  Past the records kept, the heap
-   * stays within 1 MB. */
-  cycle_devices(RETIRED_KEPT + 1000);
+   * cycles grew the heap by over 11 MB.  Past the records kept and the
+   * released ones the device pool keeps, the heap stays within 1 MB. */
+  cycle_devices(RETIRED_KEPT + RELEASED_KEPT + 1000);
   size_t before = mallinfo2().uordblks;
   int cycles = HEAP_BOUND_HOLDS ? 10000 : 1000;
   cycle_devices(cycles);

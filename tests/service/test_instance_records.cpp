@@ -19,7 +19,8 @@
  * Bound: before records were retired, this grew about 1.7 KB per instance
  * (170 MB over 100,000 in release); the bound, 24 MB over the 95,000
  * measured cycles, leaves room for the 4096 retired records rig keeps
- * (about 5 MB) and the allocator's slack.  The measure starts after 5,000
+ * (about 5 MB), the 4096 released ones its device pool keeps (about 4 MB)
+ * and the allocator's slack.  The measure starts after 5,000
  * cycles, once the idle instances and kept records are in place.  Under
  * ASan and TSan, whose allocators keep what was freed in quarantines of
  * their own, 6,000 cycles run (past the kept records, so that records are

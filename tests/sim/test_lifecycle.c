@@ -512,12 +512,13 @@ Test(lifecycle, a_value_made_while_the_drops_run_is_dropped) {
 /* Slots and timelines                                                      */
 
 Test(lifecycle, a_reopened_name_takes_a_slot_whose_values_continue, .timeout = 60) {
-  /* DEV-16, TL-15, DEV-12, PROP-03 */
+  /* DEV-16, TL-15, DEV-12, PROP-03, DEV-41 */
   /* Slots are taken round-robin: a marker device holds the slot before the
    * sim device's.  Once a later open takes the marker's slot again and is
    * closed, the next open takes the sim device's old slot. */
   /* The closed devices are compared by their points' slots: the cycle
-   * below retires and frees their records (rig.h, Handles). */
+   * below retires and releases their records (rig.h, Handles), and their
+   * kept pointers answer as closed devices (DEV-41). */
   rig_device_t *marker = NULL;
   CHECK_OK(rig_open("MEM:75", NULL, &marker));
   rig_device_t *old = open_with("SIM:75", "latency_us=0");
@@ -546,6 +547,8 @@ Test(lifecycle, a_reopened_name_takes_a_slot_whose_values_continue, .timeout = 6
     if (s != RIG_OK) cr_assert_fail("close %d: %s", i, rig_last_error());
   }
   cr_assert(found, "no open took the marker's slot again");
+  assert_kept_pointer_closed(marker);
+  assert_kept_pointer_closed(old);
 
   rig_device_t *fresh = open_with("SIM:75", "latency_us=0");
   cr_assert(rig_point_make(fresh, 0).bits == old_slot.bits, "DEV-12: the stopped device that holds no memory kept its slot "

@@ -71,6 +71,16 @@ bool same_slot(const rig_device_t *a, const rig_device_t *b) {
   return rig_point_make(a, 0).bits == rig_point_make(b, 0).bits;
 }
 
+void assert_kept_pointer_closed(rig_device_t *d) {
+  const char *why = rig_lost(d);
+  cr_assert(why != NULL && (strcmp(why, "the device was closed and its record retired") == 0 ||
+                            strcmp(why, "closed") == 0),
+            "DEV-41: the kept pointer answers %s", why ? why : "(not lost)");
+  rig_status_t s = rig_close(d);
+  cr_assert(s == RIG_OK || (s == RIG_ELOST && strcmp(rig_last_error(), "the device was closed and its record retired") == 0),
+            "a close of the kept pointer answered %s (%s)", rig_status_name(s), rig_last_error());
+}
+
 /* ---- Images ------------------------------------------------------------- */
 
 rig_function_t *function_of(rig_image_t *i, const char *name) {

@@ -36,6 +36,13 @@ bool host_addresses(rig_device_t *d);
  * are the same bits, so no call could tell them apart by slot. */
 bool same_slot(const rig_device_t *a, const rig_device_t *b);
 
+/* Asserts that d, a pointer kept past its close and many retirements
+ * (rig.h, Handles), answers as a closed device: its released record's
+ * "the device was closed and its record retired", or, where its memory
+ * holds a later device that was closed too, "closed"; and that a close of
+ * it answers nothing else. */
+void assert_kept_pointer_closed(rig_device_t *d);
+
 /* ---- Images ------------------------------------------------------------- */
 
 /* rig_image_resolve of name, which i must have. */
