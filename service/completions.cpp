@@ -159,9 +159,10 @@ void Completions::run(Lane &lane) {
     std::string why = !reached               ? std::string("its work failed: ") + rig_last_error()
                       : words == Shown::lost ? "a value it waits for failed"
                                              : "";
+    raise(proxy, device, value, why.empty() ? nullptr : why.c_str());
+    // Read once the word is raised, so that the count delays no client.
     counters_.uses[device].busy_ns.add(static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count()));
-    raise(proxy, device, value, why.empty() ? nullptr : why.c_str());
     for (const auto &[row, n] : rows) row->finish(n);
     lock.lock();
     lane.values.pop_front();

@@ -148,7 +148,7 @@ conformance_on() {
 # the io device DISK, verified.
 load_onto() {
   local file
-  file=$(mktemp "/var/tmp/rig-$script-load.XXXXXX")
+  file=$(mktemp -p /var/tmp)
   head -c $((96 << 20)) /dev/urandom > "$file"
   timeout 120 "${run_env[@]}" "$build/tools/rig" load "$file" --device "$1" --offset 4K --verify
   record "rig load onto $1" $?
