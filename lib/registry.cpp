@@ -140,8 +140,6 @@ void register_driver(Driver *d) {
   r.drivers.push_back(d);
 }
 
-Driver *host_driver();  // drivers/host
-
 void install_fork_handlers();  // failure.cpp
 
 rig_device_t *host() {

@@ -262,6 +262,11 @@ class Driver {
 // static initialiser (RIG_REGISTER_DRIVER).
 void register_driver(Driver *d);
 
+// The host's driver (CPU), defined by drivers/host: the core opens the
+// host itself, in slot 0 before any other device, rather than finding its
+// driver among the registered ones.
+Driver *host_driver();
+
 #define RIG_REGISTER_DRIVER(Type)                          \
   namespace {                                              \
   struct Type##_registration {                             \
