@@ -33,6 +33,23 @@
  * ratio above 1 is the page cache, which rig reads first where it holds
  * the bytes.
  *
+ * Through rigd (512 MiB, best of 3 runs, a shared 2-core virtio machine):
+ * new_rigd over new_mem was 0.39-0.56 cold and 0.58-0.66 warm while rigd
+ * filled each new allocation before answering it, which faulted in every
+ * page (3.4 s of a traced 512 MiB rig load waited on that answer, 1.29 s
+ * loaded); 0.61 cold and 0.52 warm here at load 6 to 14.  With memory
+ * fresh from the system left unfilled (rig_buffer_fresh), in three runs
+ * at load 14 to 16: 0.89, 0.67 and 0.44 cold, 1.20, 0.51 and 0.58 warm;
+ * at that load the in-process readers themselves moved between runs by
+ * 2x (new_mem_cold 0.23, 0.13, 0.30 GB/s); 2 GiB, best of 3 at load 14
+ * to 18: 0.62 cold (0.19 against 0.31 GB/s), 0.96 warm (0.37 against
+ * 0.39).  What remains is rigd's copy out of the shared staging the client
+ * reads into, the copy a served GPU makes too (an in-process MEM:0 load
+ * reads straight into memory the host addresses): cold, that copy faults
+ * in the new pages one by one on rigd's poller, at about 0.3 GB/s here,
+ * where in-process a populating thread faults them beside the disk's
+ * reads.
+ *
  * Usage: bench_io_device [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]
  * The file (default /var/tmp/rig-bench-io.bin, 2G, a multiple of 64 MiB)
  * and its shards (FILE.shard-NN) are made unless they exist with the

@@ -259,6 +259,7 @@ Allocation *try_allocate(rig_device_t *d, rig_device_t *budget_device, int64_t n
   a->owner = d;
   a->region = r;
   a->loc = d->drv->locate(r);
+  a->zeroed = d->drv->zeroed(r);
   a->bytes = n;
   RIG_PROBE(alloc, d->name.c_str(), n);
   a->charged = charged;

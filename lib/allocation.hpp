@@ -85,6 +85,9 @@ struct Allocation {
   rig_device_t *charged_to = nullptr;
   Memory kind = Memory::Device;
   bool host_paged = false;         // host, caller and memory-device memory
+  // Its memory came new from its driver, reading zero (DriverDevice::zeroed),
+  // not from a cache that holds what an earlier use wrote.
+  bool zeroed = false;
   std::atomic<bool> outside_claims{false};
   rig_access_t access = RIG_ACCESS_READ_WRITE;
   bool collected = false;                // on its owner's collected list (mu)

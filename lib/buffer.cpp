@@ -222,6 +222,7 @@ bool rig_buffer_is_borrowed(const rig_buffer_t *b) { return live_handle(b) && b-
 bool rig_buffer_spans(const rig_buffer_t *b) {
   return live_handle(b) && b->offset == 0 && b->length == b->alloc->bytes;
 }
+bool rig_buffer_fresh(const rig_buffer_t *b) { return live_handle(b) && b->alloc->zeroed; }
 rig_access_t rig_buffer_access(const rig_buffer_t *b) { return live_handle(b) ? access_of(b) : RIG_ACCESS_READ; }
 const char *rig_buffer_dead(const rig_buffer_t *b) {
   if (!b) return nullptr;

@@ -218,9 +218,10 @@ rig_status_t Requests::allocated(rig_status_t status, rig_buffer_t *b, bool serv
   if (status == RIG_ENOMEM) answer.detail = static_cast<uint64_t>(n);
   // The driver's allocator and rig's cache hand back memory that other
   // clients' work wrote: a client's new memory is zeroed first, and b's
-  // stamps order the fill before every use of it.
+  // stamps order the fill before every use of it.  Memory fresh from the
+  // system reads zero already, and a fill would only fault in its pages.
   rig_point_t zeroed;
-  if (status == RIG_OK) status = rig_buffer_submit_fill(b, 0, nullptr, 0, &zeroed);
+  if (status == RIG_OK && !rig_buffer_fresh(b)) status = rig_buffer_submit_fill(b, 0, nullptr, 0, &zeroed);
   if (status != RIG_OK) {
     rig_buffer_unref(b);
     objects_.refund(n);

@@ -19,6 +19,9 @@ class HostAddressedDevice : public DriverDevice {
   Region alloc(Memory m, int64_t n) override {
     return m == Memory::Device ? host_block_alloc(n, static_cast<size_t>(facts_.alignment)) : nullptr;
   }
+  // Mapped blocks are pages new from the system; the C library's reuse
+  // what was freed.
+  bool zeroed(Region r) const override { return static_cast<const HostBlock *>(r)->mapped; }
   void free(Region r) override { host_block_free(static_cast<HostBlock *>(r)); }
   rig_edge_location_t locate(Region r) const override { return host_block_location(static_cast<HostBlock *>(r)); }
   void submit(const rig_edge_work_t &w) override {

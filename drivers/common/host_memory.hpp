@@ -14,7 +14,7 @@ namespace rig {
 struct HostBlock {
   void *address;
   size_t bytes;
-  bool mapped;  // mmap'd pages rather than the C library's memory
+  bool mapped;  // mmap'd pages, new from the system and zero, rather than the C library's memory
 };
 
 // nullptr when the system has no memory for it.

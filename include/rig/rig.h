@@ -401,6 +401,14 @@ int64_t rig_buffer_bytes(const rig_buffer_t *b);
 bool rig_buffer_is_borrowed(const rig_buffer_t *b);
 /* True iff b's bytes are all of its memory. */
 bool rig_buffer_spans(const rig_buffer_t *b);
+/* True iff b's allocation took memory new from its device's driver that
+ * reads zero (pages the system gave it: a host or memory device's blocks
+ * of at least 64 KiB and four pages), not memory from rig's cache or an
+ * allocator's reuse, which holds what an earlier buffer's users wrote.  A
+ * fact of the allocation's making, which later writes do not change; its
+ * views and borrows answer the same.  False for caller, io and imported
+ * memory, and for the memory of drivers that cannot say (CUDA, ROCr). */
+bool rig_buffer_fresh(const rig_buffer_t *b);
 /* The access b admits, which its views and borrows admit too. */
 rig_access_t rig_buffer_access(const rig_buffer_t *b);
 /* The reason b is dead, "released" for a released handle, or NULL while

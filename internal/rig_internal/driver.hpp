@@ -104,6 +104,11 @@ class DriverDevice {
   // more than that the device has no memory (a service's limit, with its
   // numbers); "" otherwise.  Not counted: must not block or fault.
   virtual std::string refusal() { return {}; }
+  // Whether r, as alloc made it, reads zero: pages new from the system,
+  // which no earlier use wrote.  False where the driver cannot say (an
+  // allocator that hands back freed memory, a vendor's).  Not counted:
+  // must not block or fault.
+  virtual bool zeroed(Region) const { return false; }
   virtual void free(Region r) = 0;
   // Where r lies; must not block or fault.
   virtual rig_edge_location_t locate(Region r) const = 0;

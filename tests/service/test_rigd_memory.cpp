@@ -1,15 +1,18 @@
 /* The memory rigd holds for its clients: a client's quota counts its
  * proxies together, and a refused allocation reclaims every cache the
  * quota counts (RECL-36); a quota'd proxy's budget is the quota (RECL-44);
- * and rigd keeps no more released memory than its caches' bound, whatever
- * its clients cycle through (rigd(8), cache_limit_bytes).  Each client is
- * a process of its own (client_process.hpp). */
+ * rigd keeps no more released memory than its caches' bound, whatever its
+ * clients cycle through (rigd(8), cache_limit_bytes); and a client's new
+ * memory reads zero, rigd zeroing what its cache hands back (RECL-07) and
+ * leaving memory fresh from the system as it came.  Each client is a
+ * process of its own (client_process.hpp). */
 #include "client_process.hpp"
 #include "known_work.hpp"
 #include "raw_client.hpp"
 #include "rigd_process.hpp"
 
 #include <criterion/criterion.h>
+#include <rig/service.h>
 
 #include <sys/types.h>
 
@@ -20,6 +23,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -191,5 +195,107 @@ Test(rigd_memory, an_idle_clients_released_memory_goes_back, .timeout = 60) {
   cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client ran");
   cr_assert(idle == baseline, "with its client idle rigd holds %lld bytes of MEM:0, not %lld",
             static_cast<long long>(idle.first), static_cast<long long>(baseline.first));
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
+
+namespace {
+
+// What rigd holds of served device `name`, as its admin channel counts it.
+struct ServedBytes {
+  uint64_t allocated = 0;
+  uint64_t cached = 0;
+};
+
+ServedBytes served_bytes(const std::string &socket, const char *name) {
+  rig_service_options_t opts{sizeof opts, socket.c_str()};
+  rig_service_stats_t *s = nullptr;
+  require(rig_service_stats(&opts, &s) == RIG_OK, "rigd's counters: %s", rig_last_error());
+  ServedBytes bytes;
+  for (size_t i = 0; i < rig_service_stats_devices(s); ++i) {
+    rig_service_device_info_t d{};
+    d.size = sizeof d;
+    if (rig_service_stats_device(s, i, &d) == RIG_OK && std::strcmp(d.name, name) == 0) bytes = {d.allocated, d.cached};
+  }
+  rig_service_stats_release(s);
+  return bytes;
+}
+
+}  // namespace
+
+/* RECL-07: memory a client wrote and released enters rigd's cache of the
+ * served device, and another client's allocation of its size reuses it;
+ * rigd zeroes it first, so that the second client reads none of the
+ * first's bytes. */
+Test(rigd_memory, memory_from_the_cache_reads_zero_for_the_next_client, .timeout = 60) {
+  constexpr int64_t bytes = 32 * mib;  // within the default cache_limit_bytes
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  run_linked_pair(
+      [&](int next) {
+        connect_service(rigd.socket);
+        rig_device_t *d = open_device("MEM:0@rigd");
+        rig_buffer_unref(filled_buffer(d, bytes, 0xAB));
+        // From the proxy's cache back to rigd, which caches it itself.
+        require(rig_free_cache(d) == RIG_OK, "free_cache: %s", rig_last_error());
+        // Connected until the next client is done, as a client whose
+        // memory rigd caches may be.
+        uint64_t done = 0;
+        require(send_value(next, 1), "the next client is gone");
+        receive_value(next, done, client_start_ms);
+        return 0;
+      },
+      "the first client wrote and released its memory",
+      [&](int first) {
+        connect_service(rigd.socket);
+        rig_device_t *d = open_device("MEM:0@rigd");
+        uint64_t released = 0;
+        require(receive_value(first, released, client_start_ms), "the first client released its memory");
+        ServedBytes before = served_bytes(rigd.socket, "MEM:0");
+        rig_buffer_t *b = create_buffer(d, bytes);
+        ServedBytes after = served_bytes(rigd.socket, "MEM:0");
+        require(before.cached >= static_cast<uint64_t>(bytes) && after.allocated == before.allocated,
+                "the allocation reused the cached memory: %llu bytes cached before, %llu allocated before and "
+                "%llu after",
+                static_cast<unsigned long long>(before.cached), static_cast<unsigned long long>(before.allocated),
+                static_cast<unsigned long long>(after.allocated));
+        std::vector<uint8_t> seen = read_bytes(b);
+        for (size_t i = 0; i < seen.size(); ++i)
+          require(seen[i] == 0, "byte %zu of the reused memory is %u, the first client's", i, seen[i]);
+        rig_buffer_unref(b);
+        send_value(first, 2);
+        return 0;
+      },
+      "the next client's memory from the cache read zero");
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
+
+/* Memory fresh from the system reads zero as it is: rigd does not fill it,
+ * so that its pages are not faulted in before the client's first write.
+ * 256 MiB on MEM:0@rigd leaves rigd's resident memory nearly as it was
+ * once the allocation is answered (a fill made it all resident), and the
+ * bytes read zero. */
+Test(rigd_memory, fresh_memory_is_not_filled, .timeout = 60) {
+  constexpr int64_t bytes = 256 * mib;
+  constexpr int64_t resident_slack = 64 * mib;
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  pid_t client = fork_client([&] {
+    connect_service(rigd.socket);
+    rig_device_t *d = open_device("MEM:0@rigd");
+    int64_t before = resident_bytes(rigd.pid);
+    rig_buffer_t *b = create_buffer(d, bytes);
+    int64_t after = resident_bytes(rigd.pid);
+    require(before > 0 && after - before < resident_slack,
+            "rigd's resident memory grew by %lld MiB for a fresh allocation of %lld MiB",
+            static_cast<long long>((after - before) / mib), static_cast<long long>(bytes / mib));
+    for (int64_t at : {int64_t{0}, bytes / 2, bytes - mib}) {
+      rig_buffer_t *part = nullptr;
+      require(rig_buffer_view(b, at, mib, &part) == RIG_OK, "view: %s", rig_last_error());
+      for (uint8_t byte : read_bytes(part)) require(byte == 0, "a byte of fresh memory at MiB %lld is %u",
+                                                    static_cast<long long>(at / mib), byte);
+      rig_buffer_unref(part);
+    }
+    rig_buffer_unref(b);
+    return 0;
+  });
+  cr_assert(ended_cleanly(await_client(client, client_end_s)), "rigd left fresh memory unfilled, and it reads zero");
   cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
 }

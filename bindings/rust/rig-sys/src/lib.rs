@@ -358,6 +358,7 @@ extern "C" {
     pub fn rig_buffer_bytes(b: *const rig_buffer_t) -> i64;
     pub fn rig_buffer_is_borrowed(b: *const rig_buffer_t) -> bool;
     pub fn rig_buffer_spans(b: *const rig_buffer_t) -> bool;
+    pub fn rig_buffer_fresh(b: *const rig_buffer_t) -> bool;
     pub fn rig_buffer_access(b: *const rig_buffer_t) -> rig_access_t;
     pub fn rig_buffer_dead(b: *const rig_buffer_t) -> *const c_char;
     pub fn rig_buffer_host(b: *const rig_buffer_t) -> *mut c_void;
