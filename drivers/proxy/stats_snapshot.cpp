@@ -60,7 +60,13 @@ StatsSnapshot parse(const std::vector<std::byte> &bytes) {
 StatsSnapshot read_stats_snapshot(int fd) {
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 0) throw MalformedSnapshot("rigd attached no snapshot to its answer");
-  std::vector<std::byte> bytes(static_cast<size_t>(st.st_size));
+  // A memfd may be sparse, of any size: its bytes are taken only within
+  // the bound.
+  auto size = static_cast<uint64_t>(st.st_size);
+  if (size > most_snapshot_bytes)
+    malformed("its " + std::to_string(size) + " bytes pass the most a client reads, " +
+              std::to_string(most_snapshot_bytes));
+  std::vector<std::byte> bytes(static_cast<size_t>(size));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));

@@ -5,6 +5,7 @@
 
 #include "protocol.h"
 
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -24,9 +25,13 @@ struct MalformedSnapshot : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The largest snapshot a client reads: far more than the records of
+// rigd's max_clients and their exports take.
+inline constexpr uint64_t most_snapshot_bytes = uint64_t{256} << 20;
+
 // Reads the snapshot of the memfd fd (-1 where rigd attached none).
-// Throws MalformedSnapshot where there is none, it cannot be read or its
-// layout is not protocol.h's.
+// Throws MalformedSnapshot where there is none, it cannot be read, it is
+// larger than most_snapshot_bytes or its layout is not protocol.h's.
 StatsSnapshot read_stats_snapshot(int fd);
 
 }  // namespace rig::proxy
