@@ -16,6 +16,7 @@
 #include "protocol.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,30 +92,39 @@ static struct rig_proxy_admin_reply reply_of(uint32_t magic, int32_t status) {
   return r;
 }
 
+/* Asks a fake rigd that answers reply, with snapshot attached (-1 for
+ * none), for a drop of client 7 where drop says so, else a snapshot;
+ * checks that a refused snapshot is NULL, and answers the status. */
+static rig_status_t ask_fake(struct rig_proxy_admin_reply reply, int snapshot, bool drop) {
+  struct fake_rigd f;
+  start_fake(&f, reply, snapshot);
+  rig_service_options_t opts = {sizeof opts, f.socket};
+  rig_service_stats_t *s = (rig_service_stats_t *)&f;
+  rig_status_t status = drop ? rig_service_drop(&opts, 7) : rig_service_stats(&opts, &s);
+  stop_fake(&f);
+  if (!drop && status != RIG_OK) cr_assert(s == NULL, "*out is NULL on error");
+  if (!drop && status == RIG_OK) rig_service_stats_release(s);
+  return status;
+}
+
+/* That the call answered RIG_EOPEN with a message naming what. */
+static void assert_refused(rig_status_t status, const char *what) {
+  cr_assert_eq(status, RIG_EOPEN, "%s: %s", rig_status_name(status), rig_last_error());
+  cr_assert(strstr(rig_last_error(), what) != NULL, "the message names %s: %s", what, rig_last_error());
+}
+
 /* A welcome that admits is no answer to an admin request: only a refusal
  * at connect (a welcome of RIG_EOPEN) reads as one.  rig_service_drop
  * must not report a drop that rigd never answered (ERR-01). */
 Test(admin_answers, a_welcome_that_admits_is_no_answer_to_a_drop) {
-  struct fake_rigd f;
-  start_fake(&f, reply_of(RIG_PROXY_MAGIC_WELCOME, RIG_OK), -1);
-  rig_service_options_t opts = {sizeof opts, f.socket};
-  rig_status_t status = rig_service_drop(&opts, 7);
-  cr_assert_eq(status, RIG_EOPEN, "%s: %s", rig_status_name(status), rig_last_error());
-  cr_assert(strstr(rig_last_error(), "welcome of status 0") != NULL, "%s", rig_last_error());
-  stop_fake(&f);
+  assert_refused(ask_fake(reply_of(RIG_PROXY_MAGIC_WELCOME, RIG_OK), -1, true), "welcome of status 0");
 }
 
 /* An admin reply's status is RIG_OK, RIG_EOPEN or RIG_EINVAL
  * (protocol.h): another is refused, its number named (ERR-01). */
 Test(admin_answers, a_status_no_admin_reply_has_is_refused) {
-  struct fake_rigd f;
-  start_fake(&f, reply_of(RIG_PROXY_MAGIC_ADMIN, 7), -1);
-  rig_service_options_t opts = {sizeof opts, f.socket};
-  rig_service_stats_t *s = (rig_service_stats_t *)&f;
-  rig_status_t status = rig_service_stats(&opts, &s);
-  cr_assert_eq(status, RIG_EOPEN, "%s: %s", rig_status_name(status), rig_last_error());
-  cr_assert(s == NULL && strstr(rig_last_error(), "status 7") != NULL, "%s", rig_last_error());
-  stop_fake(&f);
+  assert_refused(ask_fake(reply_of(RIG_PROXY_MAGIC_ADMIN, 7), -1, false), "status 7");
+  assert_refused(ask_fake(reply_of(RIG_PROXY_MAGIC_ADMIN, 7), -1, true), "status 7");
 }
 
 /* A snapshot whose header and memfd agree on 128 TiB (sparse): the
@@ -130,12 +140,5 @@ Test(admin_answers, a_snapshot_that_claims_terabytes_is_refused) {
   h.segment.bytes = claimed;
   h.clients_offset = h.uses_offset = h.devices_offset = h.exports_offset = sizeof h;
   cr_assert(memfd >= 0 && write(memfd, &h, sizeof h) == (ssize_t)sizeof h && ftruncate(memfd, (off_t)claimed) == 0);
-  struct fake_rigd f;
-  start_fake(&f, reply_of(RIG_PROXY_MAGIC_ADMIN, RIG_OK), memfd);
-  rig_service_options_t opts = {sizeof opts, f.socket};
-  rig_service_stats_t *s = (rig_service_stats_t *)&f;
-  rig_status_t status = rig_service_stats(&opts, &s);
-  cr_assert_eq(status, RIG_EOPEN, "%s: %s", rig_status_name(status), rig_last_error());
-  cr_assert(s == NULL && strstr(rig_last_error(), "140737488355328 bytes") != NULL, "%s", rig_last_error());
-  stop_fake(&f);
+  assert_refused(ask_fake(reply_of(RIG_PROXY_MAGIC_ADMIN, RIG_OK), memfd, false), "140737488355328 bytes");
 }
