@@ -142,14 +142,15 @@ BuiltSnapshot build_snapshot(FuzzedDataProvider &in) {
     s.well_formed = false;
   }
   // The memfd's size: the records', a few bytes more or fewer, or far more
-  // (sparse), which the header says too where a bit says so.
+  // (sparse, 16 MiB to 16 TiB: short of the most a client reads and past
+  // it), which the header says too where a bit says so.
   uint64_t size = total;
   switch (shape >> 2 & 3) {
     case 1:
       size = total + in.ConsumeIntegralInRange<uint64_t>(0, 128) - std::min<uint64_t>(total, 64);
       break;
     case 2:
-      size = uint64_t{1} << in.ConsumeIntegralInRange<int>(20, 44);
+      size = uint64_t{1} << in.ConsumeIntegralInRange<int>(24, 44);
       break;
   }
   if (shape & 16) h.segment.bytes = size;
@@ -217,18 +218,22 @@ void client_admin_side(FuzzedDataProvider &in) {
                                   code & 1 ? RIG_PROXY_ADMIN_DROP : RIG_PROXY_ADMIN_STATS, 0,
                                   code & 1 ? in.ConsumeIntegral<uint64_t>() : 0};
   rig_proxy_admin_reply reply{};
-  copy_into(reply, in.ConsumeBytes<std::byte>(sizeof reply));
   if (code & 2) {
-    int32_t statuses[] = {RIG_OK, RIG_EOPEN, RIG_EINVAL, reply.status};
+    // Built, its why as long as the input says: a short input reaches the
+    // snapshot.
+    int32_t statuses[] = {RIG_OK, RIG_EOPEN, RIG_EINVAL, in.ConsumeIntegral<int32_t>()};
     reply.magic = code & 4 ? RIG_PROXY_MAGIC_WELCOME : RIG_PROXY_MAGIC_ADMIN;
     reply.version = RIG_PROXY_VERSION;
     reply.status = statuses[code >> 3 & 3];
+    copy_into(reply.why, in.ConsumeBytes<char>(in.ConsumeIntegralInRange<size_t>(0, sizeof reply.why)));
+  } else {
+    copy_into(reply, in.ConsumeBytes<std::byte>(sizeof reply));
   }
   size_t reply_bytes = code & 32 ? sizeof reply : in.ConsumeIntegralInRange<size_t>(0, sizeof reply);
-  BuiltSnapshot built = build_snapshot(in);
   // The fds attached: the snapshot's memfd first where a bit says so, else
   // a pipe's end or an empty memfd, then more of the snapshot's.
   uint8_t attach = in.ConsumeIntegral<uint8_t>();
+  BuiltSnapshot built = build_snapshot(in);
   OwnedFd snapshot = memfd_of(built, attach & 4);
   OwnedFd empty(memfd_create("fuzz-empty", MFD_CLOEXEC));
   int pipe_ends[2];
