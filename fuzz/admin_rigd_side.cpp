@@ -22,6 +22,7 @@
 #include "stats_snapshot.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -114,8 +115,6 @@ rig::proxy::StatsSnapshot snapshot_now(const std::string &socket) {
   RIGD_FUZZ_CHECK(rig::proxy::send_message(innocent.get(), bytes_of(stats)));
   return *check_answer(innocent.get(), {true, RIG_PROXY_MAGIC_ADMIN, RIG_OK, RIG_OK, true});
 }
-
-
 
 // rigd's admission loop in a thread, on a socket in a directory of its own.
 class FuzzRigd {
@@ -246,8 +245,13 @@ void rigd_admin_side(FuzzedDataProvider &in) {
   }
   // The innocent admin, among the peers still open.
   rig::proxy::StatsSnapshot now = snapshot_now(socket);
-  if (victim.state == Victim::connected)
+  if (victim.state == Victim::connected) {
+    // Still rigd's client: counted, and its connection open (rigd sends
+    // nothing unasked on it).
     RIGD_FUZZ_CHECK(now.clients.size() == 1 && now.clients[0].id == victim.id);
+    pollfd open{victim.connection->socket.get(), POLLIN | POLLRDHUP, 0};
+    RIGD_FUZZ_CHECK(poll(&open, 1, 0) == 0);
+  }
   if (victim.state == Victim::dropped) RIGD_FUZZ_CHECK(!receive<char>(victim.connection->socket.get()));
   open_peers.clear();
   if (victim.connection) {
