@@ -1,5 +1,6 @@
 // libFuzzer target of both sides of rigd's handshake (protocol.h), over a
-// socketpair; a byte of the input picks the side:
+// socketpair, and of both sides of its admin conversation; a byte of the
+// input picks the conversation and the side:
 //  - rigd's (service/hello.cpp, service/session.cpp): rigd reads the input
 //    as what a client sends, a hello (as its admission does), then a rigd
 //    Session reads host arena and export descriptor requests, with fds
@@ -9,10 +10,15 @@
 //  - the client's (drivers/proxy/handshake.cpp, shake_hands): a fake rigd
 //    sends the input as a welcome and device records, with fds attached,
 //    and the client either throws HandshakeError or returns a connection
-//    that holds what the welcome said.
+//    that holds what the welcome said;
+//  - rigd's and the client's of the admin conversation (admin_sides.hpp):
+//    rigd's admission loop answers admin peers of several users, and an
+//    innocent admin beside them; a fake rigd answers the client's admin
+//    request and its STATS snapshot.
 // Neither side crashes, leaks memory or an fd, or trips a sanitizer.  Each
 // side builds its first message well-formed when a bit of the input says
 // so, for the paths past it to be reached.
+#include "admin_sides.hpp"
 #include "config.hpp"
 #include "exports.hpp"
 #include "handshake.hpp"
@@ -33,15 +39,20 @@
 #include <unistd.h>
 
 #include <bitset>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace {
 
 using rig::proxy::OwnedFd;
+using rigd_fuzz::bytes_of;
+using rigd_fuzz::copy_into;
+using rigd_fuzz::receive;
 using rigd_fuzz::served;
 
 constexpr uint64_t arena_bytes = 4096;  // each memfd's size
@@ -82,32 +93,6 @@ std::bitset<128> open_fds() {
   return open;
 }
 
-// The first bytes of t, as many as the input had (an empty vector's data
-// may be NULL, which memcpy may not take).
-template <class T, class Byte>
-void copy_into(T &t, const std::vector<Byte> &bytes) {
-  if (!bytes.empty()) std::memcpy(&t, bytes.data(), bytes.size());
-}
-
-template <class T>
-std::span<const std::byte> bytes_of(const T &t) {
-  return std::as_bytes(std::span(&t, 1));
-}
-
-// Receives a T, and the fds that came with it (closed here, their count in
-// *fd_count), or nothing at the end of the stream.
-template <class T>
-std::optional<T> receive(int socket, size_t *fd_count = nullptr) {
-  T t{};
-  int fds[4];
-  size_t received = 0;
-  if (!rig::proxy::receive_message(socket, std::as_writable_bytes(std::span(&t, 1)), fds, &received))
-    return std::nullopt;
-  for (size_t i = 0; i < received; ++i) close(fds[i]);
-  if (fd_count) *fd_count = received;
-  return t;
-}
-
 // The status rigd answers a well-formed arena request with these fds.
 int32_t expected_status(const rig_proxy_arena_request &r, const std::vector<int> &fds) {
   bool sealed = !fds.empty() && fds[0] == fd_of(sealed_memfd);
@@ -131,7 +116,7 @@ void rigd_side(FuzzedDataProvider &in) {
   auto raw_hello = in.ConsumeBytes<std::byte>(code & 1 ? 0 : sizeof hello);
   if (!(code & 1)) copy_into(hello, raw_hello);
   // An admin request is another conversation (a request and one reply),
-  // which the operators' tests drive: this one is a client's.
+  // which rigd_admin_side drives: this one is a client's.
   if (hello.magic == RIG_PROXY_MAGIC_ADMIN) hello.magic ^= 1;
   size_t hello_bytes = code & 1 ? sizeof hello : raw_hello.size();
   bool sent = rig::proxy::send_message(client.get(), bytes_of(hello).first(hello_bytes), attached(code >> 1));
@@ -261,17 +246,41 @@ void client_side(FuzzedDataProvider &in) {
   RIGD_FUZZ_CHECK(hello && hello->magic == RIG_PROXY_MAGIC_HELLO && hello->version == RIG_PROXY_VERSION);
 }
 
+// Whether the fds open are those of before, once rigd's thread closed
+// what an input's peers left it (within a few seconds).
+bool fds_return_to(const std::bitset<128> &before) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (open_fds() != before) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   served();
   fd_of(sealed_memfd);
+  rigd_fuzz::admin_rigd_socket();
+  rigd_fuzz::fake_rigd_socket();
   std::bitset<128> before = open_fds();
   FuzzedDataProvider in(data, size);
-  if (in.ConsumeBool())
-    rigd_side(in);
-  else
-    client_side(in);
-  RIGD_FUZZ_CHECK(open_fds() == before);
+  // The low bit picks the side, as it did before the admin conversation.
+  switch (in.ConsumeIntegral<uint8_t>() & 3) {
+    case 0:
+      client_side(in);
+      break;
+    case 1:
+      rigd_side(in);
+      break;
+    case 2:
+      rigd_fuzz::client_admin_side(in);
+      break;
+    case 3:
+      rigd_fuzz::rigd_admin_side(in);
+      break;
+  }
+  RIGD_FUZZ_CHECK(fds_return_to(before));
   return 0;
 }

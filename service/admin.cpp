@@ -158,7 +158,10 @@ void refuse_admin(int socket, const std::string &why) {
 }
 
 void answer_admin(int socket, const rig_proxy_admin_request &request, const AdminView &view) {
-  if (request.op == RIG_PROXY_ADMIN_STATS && request.client == 0) {
+  if (request.op == RIG_PROXY_ADMIN_STATS && request.client != 0)
+    return send_reply(socket, reply_of(RIG_EINVAL, "the STATS request names client " + std::to_string(request.client) +
+                                                       ", where it names none (0)"));
+  if (request.op == RIG_PROXY_ADMIN_STATS) {
     int fd = snapshot_of(view);
     if (fd < 0) return send_reply(socket, reply_of(RIG_EINVAL, "rigd cannot make the snapshot's memfd"));
     send_reply(socket, reply_of(RIG_OK, ""), fd);

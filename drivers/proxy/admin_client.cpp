@@ -4,10 +4,13 @@
 #include "service_path.hpp"
 #include "socket_messages.hpp"
 
+#include <rig/rig.h>
+
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace rig::proxy {
@@ -51,6 +54,13 @@ AdminAnswer ask_rigd(const std::string &socket_path, const rig_proxy_admin_reque
   if (received) answer.snapshot = OwnedFd(fd);
   if (reply.magic != RIG_PROXY_MAGIC_ADMIN && reply.magic != RIG_PROXY_MAGIC_WELCOME)
     throw HandshakeError("rigd answered no admin reply");
+  // A welcome answers an admin request only as a refusal at connect.
+  if (reply.magic == RIG_PROXY_MAGIC_WELCOME && reply.status != RIG_EOPEN)
+    throw HandshakeError("rigd answered the admin request with a welcome of status " + std::to_string(reply.status) +
+                         ", which is no refusal");
+  if (reply.status != RIG_OK && reply.status != RIG_EOPEN && reply.status != RIG_EINVAL)
+    throw HandshakeError("rigd answered the admin request with status " + std::to_string(reply.status) +
+                         ", which no admin reply has");
   reply.why[sizeof reply.why - 1] = '\0';
   if (reply.status == 0 && reply.version != RIG_PROXY_VERSION)
     throw HandshakeError("rigd speaks protocol version " + std::to_string(reply.version));

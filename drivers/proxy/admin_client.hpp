@@ -20,7 +20,9 @@ struct AdminAnswer {
 // first of service_socket_candidates() that accepts a connection, and
 // reads its answer, waiting at most answer_ms; a refusal at connect (a
 // welcome of RIG_EOPEN) answers as one of the admin request.  Throws
-// HandshakeError where no rigd answers, or it answers no admin reply.
+// HandshakeError where no rigd answers, or it answers no admin reply: one
+// cut short, of another magic, a welcome of another status, a status
+// protocol.h's admin reply does not name, or RIG_OK of another version.
 AdminAnswer ask_rigd(const std::string &socket_path, const rig_proxy_admin_request &request);
 
 // How long ask_rigd waits for rigd's answer.

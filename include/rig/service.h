@@ -227,9 +227,11 @@ typedef struct rig_service_export_info {
  *
  * RIG_EOPEN with the reason where no rigd answers, rigd refuses the role
  * ("rigd admits only root and group G to its admin channel: uid U is
- * neither"), speaks another protocol version or answers a malformed
- * snapshot; RIG_EINVAL if out is NULL or opts->size is too small.  *out
- * is NULL on error. */
+ * neither"), speaks another protocol version, answers what is no admin
+ * reply (a status the admin channel does not answer, a welcome that is no
+ * refusal) or a malformed snapshot (one larger than 256 MiB, the most a
+ * client reads, included); RIG_EINVAL if out is NULL or opts->size is too
+ * small.  *out is NULL on error. */
 rig_status_t rig_service_stats(const rig_service_options_t *opts, rig_service_stats_t **out);
 
 /* Releases a snapshot; NULL is ignored. */

@@ -394,6 +394,11 @@ Test(operators, malformed_admin_requests_and_peers_that_never_read_leave_rigd_se
   auto [status, why] = answer_to(rigd.socket, &request, sizeof request);
   cr_assert(status == RIG_EINVAL && why.find("no such admin request: 9") != std::string::npos, "%d %s", status,
             why.c_str());
+  // STATS names no client: one that does is refused as what it is.
+  request = {RIG_PROXY_MAGIC_ADMIN, RIG_PROXY_VERSION, RIG_PROXY_ADMIN_STATS, 0, 5};
+  std::tie(status, why) = answer_to(rigd.socket, &request, sizeof request);
+  cr_assert(status == RIG_EINVAL && why.find("STATS request names client 5") != std::string::npos, "%d %s", status,
+            why.c_str());
   request = {RIG_PROXY_MAGIC_ADMIN, RIG_PROXY_VERSION, RIG_PROXY_ADMIN_STATS, 1, 0};
   std::tie(status, why) = answer_to(rigd.socket, &request, sizeof request);
   cr_assert(status == RIG_EOPEN && why.find("reserved field is not zero") != std::string::npos, "reserved set: %s",
