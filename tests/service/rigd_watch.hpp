@@ -21,8 +21,11 @@
 
 namespace watch {
 
-// How long rigd's counts may take to come back once the attackers go.
-inline constexpr int settle_ms = 5000;
+// How long rigd's counts may take to come back once the attackers go: a
+// bound, not a wait (a count that comes back ends it), generous enough
+// for a ThreadSanitizer build on a loaded machine, where 5 s once fell
+// short of rigd closing 100 peers.
+inline constexpr int settle_ms = 20000;
 
 // The entries of /proc/PID/fd.
 inline long descriptors_of(pid_t pid) {
