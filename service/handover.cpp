@@ -69,6 +69,15 @@ bool read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uin
   return true;
 }
 
+bool read_entry_fill(const rig_proxy_entry &entry, Handover &h) {
+  if (entry.payload_offset != 0 || entry.payload_bytes != 0) return false;
+  const uint64_t bytes = entry.args[3];
+  h.waits.clear();
+  h.parts.resize(1);
+  h.parts[0] = {RIG_PROXY_PART_FILL, entry.flags, {0}, 0, entry.args[1], entry.args[2], bytes, 1, 0, bytes};
+  return true;
+}
+
 void HeldParts::clear() noexcept {
   for (const HeldPart &p : parts_) {
     rig_buffer_unref(p.src);
