@@ -42,9 +42,11 @@ const std::byte *Client::end() {
 
 void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_completion &c) {
   bool on_proxy = e.device < proxies.size();
+  bool hand_over = e.opcode == RIG_PROXY_OP_HANDOVER || e.opcode == RIG_PROXY_OP_FILL;
   // Only a hand-over rigd takes goes unanswered: the proxy's next value.
   if (!answered) {
-    RIGD_FUZZ_CHECK(e.opcode == RIG_PROXY_OP_HANDOVER && e.flags == 0 && e.reserved == 0 && on_proxy &&
+    bool flags_known = e.opcode == RIG_PROXY_OP_FILL ? e.flags <= UINT8_MAX : e.flags == 0;
+    RIGD_FUZZ_CHECK(hand_over && flags_known && e.reserved == 0 && on_proxy &&
                     proxies[e.device].failed == 0 && e.args[0] == proxies[e.device].handed + 1);
     proxies[e.device].handed = e.args[0];
     return;
@@ -74,7 +76,8 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
   bool open_why = e.opcode == RIG_PROXY_OP_OPEN && e.flags == RIG_PROXY_OPEN_WHY;
   uint64_t code_bytes = open_why ? sizeof(rig_proxy_code) : 0;
   uint64_t config_bytes = e.payload_bytes >= code_bytes ? e.payload_bytes - code_bytes : 0;
-  if ((e.flags != 0 && !open_why) || e.reserved != 0 || e.opcode > RIG_PROXY_OP_LOADED) {
+  bool fill_byte = e.opcode == RIG_PROXY_OP_FILL && e.flags <= UINT8_MAX;
+  if ((e.flags != 0 && !open_why && !fill_byte) || e.reserved != 0 || e.opcode > RIG_PROXY_OP_FILL) {
     RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
     return;
   }
@@ -86,15 +89,15 @@ void Model::observe(const rig_proxy_entry &e, bool answered, const rig_proxy_com
     RIGD_FUZZ_CHECK(c.status == RIG_EOPEN);
   else if (!opening || (config_bytes == 0 && !configured.count(e.device)))
     RIGD_FUZZ_CHECK(c.status != RIG_EOPEN);
-  if (e.opcode == RIG_PROXY_OP_HANDOVER) RIGD_FUZZ_CHECK(c.status != RIG_OK);
+  if (hand_over) RIGD_FUZZ_CHECK(c.status != RIG_OK);
   // A failed proxy runs no more hand-overs.
-  if (e.opcode == RIG_PROXY_OP_HANDOVER && on_proxy && proxies[e.device].failed != 0)
+  if (hand_over && on_proxy && proxies[e.device].failed != 0)
     RIGD_FUZZ_CHECK(c.status == RIG_EINVAL);
   if (c.status != RIG_OK) {
     // A hand-over rigd cannot run loses its proxy.  One that got past its
     // checks is the proxy's value, even though its work failed to start;
     // with RIG_EINVAL the proxy's values stop before it.
-    if (e.opcode == RIG_PROXY_OP_HANDOVER && on_proxy) {
+    if (hand_over && on_proxy) {
       Proxy &p = proxies[e.device];
       if (c.status != RIG_EINVAL) p.handed = e.args[0];
       if (p.failed == 0) p.failed = c.status == RIG_EINVAL ? p.handed + 1 : p.handed;

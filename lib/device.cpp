@@ -224,7 +224,7 @@ void rig_device::poll_fault(uint64_t word) {
     // Counted while not lost: a stop, which only a loss owes, waits for it.
     rig::Guard g(stop_mu_);
     if (is_lost()) return;
-    in_flight_++;
+    in_flight_.fetch_add(1, std::memory_order_seq_cst);
   }
   struct Leave {
     rig_device *d;
@@ -309,15 +309,21 @@ void rig_device::wait(uint64_t value) {
   }
 }
 
-void rig_device::enter_call() {
-  rig::Guard g(stop_mu_);
-  in_flight_++;
-}
+// No lock on the way in and out of a call: only a stop waits for the
+// count, and it takes stop_mu_.  The count's update and the read of the
+// stop's state are sequentially consistent, as are the stop's store of its
+// state and its reads of the count, so that either the last call to leave
+// sees the stop running and wakes it, or the stop sees the count at 0.
+void rig_device::enter_call() { in_flight_.fetch_add(1, std::memory_order_seq_cst); }
 
 void rig_device::leave_call() {
+  if (in_flight_.fetch_sub(1, std::memory_order_seq_cst) != 1 ||
+      stop_state_.load(std::memory_order_seq_cst) != kStopRunning)
+    return;
+  // Under the stop's lock: a stop that has not yet waited on stop_cv_
+  // holds it, so the wake reaches it once it waits.
   rig::Guard g(stop_mu_);
-  // Only a stop waits for the calls to end.
-  if (--in_flight_ == 0 && stop_state_.load(std::memory_order_relaxed) == kStopRunning) stop_cv_.notify_all();
+  stop_cv_.notify_all();
 }
 
 void rig_device::stop() {
@@ -328,8 +334,8 @@ void rig_device::stop() {
     stop_cv_.wait(g, [&] { return stop_state_.load() == kStopDone; });
     return;
   }
-  stop_state_.store(kStopRunning, std::memory_order_release);
-  stop_cv_.wait(g, [&] { return in_flight_ == 0; });
+  stop_state_.store(kStopRunning, std::memory_order_seq_cst);
+  stop_cv_.wait(g, [&] { return in_flight_.load(std::memory_order_seq_cst) == 0; });
   std::optional<std::string> fault;
   if (lost_by_fault_) fault = lost_reason();
   g.unlock();

@@ -182,7 +182,7 @@ struct rig_device : rig::HandleRecord<rig::HandleType::Device> {
   // signal-safe driver's make with no mask, take it in and out of the call.
   rig::Mutex stop_mu_;
   std::condition_variable_any stop_cv_;
-  int in_flight_ = 0;
+  std::atomic<int> in_flight_{0};  // enter_call and leave_call take no lock
   std::atomic<int> stop_state_{kStopNone};
   bool forked_ = false;
   std::atomic<bool> word_freed_{false};

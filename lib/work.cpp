@@ -2,6 +2,8 @@
 
 #include "registry.hpp"
 
+#include <memory>
+
 namespace rig {
 
 void point_dependencies(const rig_point_t *waits, size_t nwaits, std::vector<Dependency> &out) {
@@ -33,6 +35,24 @@ uint64_t host_value() {
 namespace {
 
 constexpr int kGrowTries = 4;
+
+// submit_work's scratch of the calling thread, kept between calls so that
+// a warm submit allocates nothing: no call inside submit_work submits
+// again on this thread.  Reached through a word of the initial-exec model
+// (locks.hpp), with no call into the dynamic linker; made at the thread's
+// first submit and freed when it exits.
+struct SubmitScratch {
+  std::vector<Dependency> deps;
+  std::vector<rig_edge_wait_t> queue_waits;
+};
+RIG_HOT_TLS SubmitScratch *submit_scratch = nullptr;
+
+SubmitScratch &thread_scratch() {
+  if (submit_scratch) return *submit_scratch;
+  thread_local std::unique_ptr<SubmitScratch> owner;
+  owner = std::make_unique<SubmitScratch>();
+  return *(submit_scratch = owner.get());
+}
 
 // True iff d's queue waits for dep on the device, reading dep's word: a
 // plain word where d's queues wait on other devices' words, a word of a
@@ -84,10 +104,9 @@ void wait_for_room(rig_device_t *d, std::unique_lock<Mutex> &lock, rig_edge_work
 uint64_t submit_work(rig_device_t *d, const rig_edge_part_t *parts, size_t nparts, const Use *uses, size_t nuses,
                      const rig_point_t *waits, size_t nwaits) {
   require_live(d);
-  // Scratch of the calling thread, kept between calls: no call inside
-  // submit_work submits again on this thread.
-  thread_local std::vector<Dependency> deps;
-  thread_local std::vector<rig_edge_wait_t> queue_waits;
+  SubmitScratch &scratch = thread_scratch();
+  std::vector<Dependency> &deps = scratch.deps;
+  std::vector<rig_edge_wait_t> &queue_waits = scratch.queue_waits;
   deps.clear();
   queue_waits.clear();
   point_dependencies(waits, nwaits, deps);

@@ -35,18 +35,21 @@ bool part_fits(const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) {
 }
 
 // A view of the bytes rows rows of width bytes, pitch apart, span from
-// offset (part_fits checked them), or NULL where rig refuses it: b itself,
-// referenced anew, where they are all of it.
+// offset (part_fits checked them), or NULL where rig refuses it.  Takes
+// the caller's reference of b: answers it where they are all of b, else
+// lets go of it.
 rig_buffer_t *extent_view(rig_buffer_t *b, uint64_t offset, uint64_t width, uint64_t rows, uint64_t pitch) {
   uint64_t extent = (rows - 1) * pitch + width;
-  if (offset == 0 && extent == static_cast<uint64_t>(rig_buffer_bytes(b))) return rig_buffer_ref(b);
+  if (offset == 0 && extent == static_cast<uint64_t>(rig_buffer_bytes(b))) return b;
   rig_buffer_t *view = nullptr;
   rig_buffer_view(b, static_cast<int64_t>(offset), static_cast<int64_t>(extent), &view);
+  rig_buffer_unref(b);
   return view;
 }
 
-// The views a part that fits spans: for a copy, both sides' (the box then
-// starts at each view's byte 0); for a fill, its bytes.
+// The views a part that fits spans, taking the caller's references of its
+// sides: for a copy, both sides' (the box then starts at each view's byte
+// 0); for a fill, its bytes.
 HeldPart spanned(const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) {
   if (p.kind == RIG_PROXY_PART_FILL) return {p, nullptr, extent_view(dst, p.dst_offset, p.width * p.rows, 1, 0)};
   return {p, extent_view(src, p.src_offset, p.width, p.rows, p.src_pitch),
@@ -66,6 +69,15 @@ bool read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uin
   h.parts.resize(header.part_count);
   payload.copy_out(offset + sizeof header, std::as_writable_bytes(std::span(h.waits)));
   payload.copy_out(offset + sizeof header + waits_bytes, std::as_writable_bytes(std::span(h.parts)));
+  return true;
+}
+
+bool read_entry_fill(const rig_proxy_entry &entry, Handover &h) {
+  if (entry.payload_offset != 0 || entry.payload_bytes != 0) return false;
+  const uint64_t bytes = entry.args[3];
+  h.waits.clear();
+  h.parts.resize(1);
+  h.parts[0] = {RIG_PROXY_PART_FILL, entry.flags, {0}, 0, entry.args[1], entry.args[2], bytes, 1, 0, bytes};
   return true;
 }
 
@@ -163,10 +175,11 @@ bool hold_ref(const ClientObjects &objects, const LaunchContext &ctx, const rig_
   rig_buffer_t *b = objects.get(r.handle, &row);
   if (!b) return false;
   held.add_row(std::move(row));
-  rig_buffer_t *view = rows_fit(r.offset, r.bytes, 1, 0, static_cast<uint64_t>(rig_buffer_bytes(b)))
-                           ? extent_view(b, r.offset, r.bytes, 1, 0)
-                           : nullptr;
-  rig_buffer_unref(b);
+  if (!rows_fit(r.offset, r.bytes, 1, 0, static_cast<uint64_t>(rig_buffer_bytes(b)))) {
+    rig_buffer_unref(b);
+    return false;
+  }
+  rig_buffer_t *view = extent_view(b, r.offset, r.bytes, 1, 0);
   if (!view) return false;
   held.add_buffer(view);
   held.layout().push_back({r.ref_kind, r.access, r.at, 0});
@@ -228,9 +241,12 @@ bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> 
     held.add_row(std::move(dst_row));
     bool sides = dst && (p.kind == RIG_PROXY_PART_FILL || src);
     HeldPart h{p, nullptr, nullptr};
-    if (sides && part_fits(p, src, dst)) h = spanned(p, src, dst);
-    rig_buffer_unref(src);
-    rig_buffer_unref(dst);
+    if (sides && part_fits(p, src, dst)) {
+      h = spanned(p, src, dst);
+    } else {
+      rig_buffer_unref(src);
+      rig_buffer_unref(dst);
+    }
     bool whole = h.dst && (p.kind == RIG_PROXY_PART_FILL || (h.src && !rig_buffer_share_byte(h.src, h.dst)));
     // Held even when refused, so that held releases its views.
     held.add(h);

@@ -26,6 +26,10 @@ struct Handover {
 // its counts do not match its size exactly.
 bool read_handover(const rig::proxy::PayloadArena &payload, uint64_t offset, uint64_t bytes, Handover &h);
 
+// The hand-over a FILL entry carries (protocol.h) into h, and true; false
+// where the entry names a payload.  hold_parts checks its part.
+bool read_entry_fill(const rig_proxy_entry &entry, Handover &h);
+
 // A part with views of the bytes it spans on each side, each a reference
 // of its own: what the part reads (NULL for a fill, words and a launch)
 // and what it writes (NULL for a words part's WORDS and a launch; a

@@ -25,7 +25,8 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
   answer = {};
   answer.tag = entry.tag;
   answer.status = RIG_EINVAL;
-  bool flags_known = entry.flags == 0 || (entry.opcode == RIG_PROXY_OP_OPEN && entry.flags == RIG_PROXY_OPEN_WHY);
+  bool flags_known = entry.flags == 0 || (entry.opcode == RIG_PROXY_OP_OPEN && entry.flags == RIG_PROXY_OPEN_WHY) ||
+                     (entry.opcode == RIG_PROXY_OP_FILL && entry.flags <= UINT8_MAX);
   if (!flags_known || entry.reserved != 0) return true;
   bool on_proxy = entry.device < proxies_.size();
   switch (entry.opcode) {
@@ -44,6 +45,7 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
       if (objects_.remove(entry.args[0])) answer.status = RIG_OK;
       break;
     case RIG_PROXY_OP_HANDOVER:
+    case RIG_PROXY_OP_FILL:
       if (on_proxy) answer.status = hand_over(entry);
       return answer.status != RIG_OK;
     case RIG_PROXY_OP_MAP_PEER:
@@ -290,7 +292,10 @@ void keep_last_of_each_device(std::vector<rig_point_t> &points) {
 rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t proxy) {
   Proxy &p = proxies_[proxy];
   if (entry.args[0] != p.handed + 1) return RIG_EINVAL;
-  if (!read_handover(payload_, entry.payload_offset, entry.payload_bytes, work_)) return RIG_EINVAL;
+  bool read = entry.opcode == RIG_PROXY_OP_FILL
+                  ? read_entry_fill(entry, work_)
+                  : read_handover(payload_, entry.payload_offset, entry.payload_bytes, work_);
+  if (!read) return RIG_EINVAL;
   // The value follows the proxy's earlier values and the values it waits for.
   waits_.clear();
   completions_.pending(proxy, p.handed, waits_);

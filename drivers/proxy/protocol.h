@@ -29,7 +29,7 @@ extern "C" {
 #define RIG_PROXY_STATIC_ASSERT(c, why) _Static_assert(c, why)
 #endif
 
-#define RIG_PROXY_VERSION 8u
+#define RIG_PROXY_VERSION 9u
 
 /* Words that two sides write sit on cache lines of their own, so that the
  * producer's and the consumer's stores do not contend for one line. */
@@ -149,9 +149,15 @@ enum rig_proxy_opcode {
                                    RIG_ENOMEM where it has no memory for it */
   RIG_PROXY_OP_IMAGE_UNLOAD = 12, /* args[0] an image's id: rigd lets go of it, and rig
                                     unloads it once no work handed over runs it */
-  RIG_PROXY_OP_LOADED = 13     /* value: the images rigd holds for its clients on the
+  RIG_PROXY_OP_LOADED = 13,    /* value: the images rigd holds for its clients on the
                                  served device's instances, detail their bytes, for
                                  monitoring and tests */
+  RIG_PROXY_OP_FILL = 14       /* a hand-over, as HANDOVER's, of one fill part after no
+                                 waits, carried in the entry itself and no payload:
+                                 args[0] the proxy's next value, args[1] the handle of
+                                 the memory it sets, args[2] the offset of its first
+                                 byte, args[3] its bytes, flags the byte (at most
+                                 255).  rigd reads no payload's lines for it */
 };
 
 /* What ALLOCATED counts: rigd's limits' kinds (rigd(8)), over every
@@ -276,7 +282,7 @@ RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_ref) == sizeof(struct rig_proxy_
  * are zero. */
 struct rig_proxy_entry {
   uint16_t opcode;         /* enum rig_proxy_opcode */
-  uint16_t flags;          /* OPEN: rig_proxy_open_flag; otherwise zero */
+  uint16_t flags;          /* OPEN: rig_proxy_open_flag; FILL: the byte; otherwise zero */
   uint32_t device;         /* OPEN: a served device's index; otherwise a proxy's */
   uint64_t tag;            /* the client's, echoed in the completion */
   uint64_t args[4];        /* the request's arguments (enum rig_proxy_opcode) */

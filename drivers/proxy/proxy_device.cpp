@@ -273,6 +273,40 @@ std::string ProxyDevice::failure() {
 void ProxyDevice::submit(const rig_edge_work_t &w) {
   // rigd runs none of the proxy's values once one failed.
   if (word_failed()) throw Fault(failure());
+  rig_proxy_entry e{};
+  e.device = index_;
+  e.args[0] = w.value;
+  uint64_t bytes = 0;
+  bool shared = false;
+  std::span<const std::byte> payload;
+  if (w.wait_count == 0 && w.part_count == 1 && w.parts[0].kind == RIG_PART_FILL) {
+    // A lone fill travels in its entry: rigd reads no payload's lines.
+    const rig_edge_fill_t &f = w.parts[0].u.fill;
+    auto [dst, dst_offset] = side_of(f.dst);
+    e.opcode = RIG_PROXY_OP_FILL;
+    e.flags = f.value;
+    e.args[1] = dst;
+    e.args[2] = dst_offset;
+    e.args[3] = f.bytes;
+    bytes = f.bytes;
+    shared = link_->shares(dst);
+  } else {
+    e.opcode = RIG_PROXY_OP_HANDOVER;
+    payload = put_handover(w, &bytes, &shared);
+  }
+  try {
+    // Work on memory other processes share returns once rigd has taken it,
+    // so that a submit another process makes after this one returned
+    // follows it in rigd (rig/service.h).
+    link_->hand_over(e, payload, shared);
+  } catch (const LinkLost &lost) {
+    throw Fault(lost.what());
+  }
+  accepted_.store(w.value, std::memory_order_release);
+  in_flight_.add(w.value, bytes);
+}
+
+std::span<const std::byte> ProxyDevice::put_handover(const rig_edge_work_t &w, uint64_t *moved, bool *any_shared) {
   // rig calls submit for one proxy one at a time: the payload's memory is
   // reused, and a warm submit allocates nothing.
   std::vector<std::byte> &payload = payload_;
@@ -336,20 +370,9 @@ void ProxyDevice::submit(const rig_edge_work_t &w) {
     }
     add(p);
   }
-  rig_proxy_entry e{};
-  e.opcode = RIG_PROXY_OP_HANDOVER;
-  e.device = index_;
-  e.args[0] = w.value;
-  try {
-    // Work on memory other processes share returns once rigd has taken it,
-    // so that a submit another process makes after this one returned
-    // follows it in rigd (rig/service.h).
-    link_->hand_over(e, payload, shared);
-  } catch (const LinkLost &lost) {
-    throw Fault(lost.what());
-  }
-  accepted_.store(w.value, std::memory_order_release);
-  in_flight_.add(w.value, bytes);
+  *moved = bytes;
+  *any_shared = shared;
+  return payload;
 }
 
 std::byte *ProxyDevice::put_launch(const rig_edge_launch_t &l, std::byte *at, bool *shared) {

@@ -108,6 +108,10 @@ class ProxyDevice : public DriverDevice {
   // ask's answer, with a rig_proxy_code for rigd's reason of a refusal,
   // which refusal() then answers.
   rig_proxy_completion ask_refusable(uint16_t opcode, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0);
+  // Builds w's hand-over payload (protocol.h's rig_proxy_handover) in
+  // payload_ and answers it; *moved gets the bytes its parts move,
+  // *any_shared whether a part names memory other processes share.
+  std::span<const std::byte> put_handover(const rig_edge_work_t &w, uint64_t *moved, bool *any_shared);
   // Writes the launch's slots at at (protocol.h) and answers their end;
   // *shared is set where a ref names memory other processes share.
   std::byte *put_launch(const rig_edge_launch_t &l, std::byte *at, bool *shared);

@@ -221,6 +221,26 @@ struct Client {
     e.args[0] = value;
     e.payload_offset = 0;
     e.payload_bytes = static_cast<uint32_t>(bytes.size());
+    return send_hand_over(e);
+  }
+
+  // Hands over value of proxy as a FILL entry (protocol.h): bytes bytes of
+  // handle from offset set to byte (its flags), as hand_over answers.
+  rig_proxy_completion fill(uint32_t proxy, uint64_t value, uint64_t handle, uint64_t offset, uint64_t bytes,
+                            uint16_t byte) {
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_FILL;
+    e.flags = byte;
+    e.device = proxy;
+    e.args[0] = value;
+    e.args[1] = handle;
+    e.args[2] = offset;
+    e.args[3] = bytes;
+    return send_hand_over(e);
+  }
+
+  // Sends the hand-over e, then a NOP, as hand_over answers.
+  rig_proxy_completion send_hand_over(rig_proxy_entry e) {
     e.tag = ++tag;
     cr_assert(submissions.push(e) == rig::proxy::RingStatus::ok);
     rig_proxy_entry nop{};

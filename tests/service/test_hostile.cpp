@@ -105,11 +105,12 @@ class Hostile {
     rig_proxy_completion c = client_.next_completion();
     for (const rig_proxy_entry &e : entries) {
       // A hand-over rigd takes has no answer (protocol.h).
-      if (e.opcode == RIG_PROXY_OP_HANDOVER && c.tag != e.tag) {
+      bool hand_over = e.opcode == RIG_PROXY_OP_HANDOVER || e.opcode == RIG_PROXY_OP_FILL;
+      if (hand_over && c.tag != e.tag) {
         learn(e, {e.tag, raw::rig_ok, 0, 0, 0});
         continue;
       }
-      cr_assert(e.opcode != RIG_PROXY_OP_HANDOVER || c.status != raw::rig_ok, "only a refused hand-over is answered");
+      cr_assert(!hand_over || c.status != raw::rig_ok, "only a refused hand-over is answered");
       learn(e, c);
       c = client_.next_completion();
     }
@@ -346,6 +347,7 @@ class Hostile {
         tokens_.push_back(c.value);
         break;
       case RIG_PROXY_OP_HANDOVER:
+      case RIG_PROXY_OP_FILL:
         if (Proxy *p = known_proxy(e.device)) p->handed = e.args[0];
         break;
       case RIG_PROXY_OP_NOP:

@@ -116,6 +116,58 @@ Test(rigd_requests, bad_hand_overs_answer_einval_and_lose_their_proxy, .timeout 
             "a freed handle names nothing");
 }
 
+/* A FILL entry (protocol.h) is a hand-over of one fill carried in the
+ * entry: rigd runs it on the served device as the proxy's next value
+ * (PROXY-03, PROXY-39: a later value follows it), and refuses, losing the
+ * proxy, one that names a payload, a handle the client does not hold,
+ * bytes outside its buffer or none, or a value out of order; one whose
+ * byte is past 255 is malformed, answered RIG_EINVAL and changes nothing
+ * (the design's trust rules). */
+Test(rigd_requests, fill_entries_set_bytes_as_their_proxys_value, .timeout = 60) {
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  Client client(rigd.socket);
+  uint64_t mem = client.open(0);
+  rig_proxy_completion a = client.alloc(static_cast<uint32_t>(mem), 4096);
+  cr_assert(a.status == rig_ok);
+  std::byte *arena;
+  uint64_t host = client.arena(&arena);
+  std::memset(arena, 0xee, 4096);
+  cr_assert(client.fill(static_cast<uint32_t>(mem), 1, a.value, 16, 100, 0x5a).status == rig_ok);
+  cr_assert(client.hand_over(mem, 2, {}, {copy(a.value, 0, host, 0, 4096)}).status == rig_ok);
+  client.wait_for(mem, 2);
+  for (int i = 0; i < 4096; ++i)
+    cr_assert(arena[i] == std::byte(i >= 16 && i < 116 ? 0x5a : 0), "byte %d: the fill set its bytes alone", i);
+
+  auto refused = [&](const char *what, auto fill) {
+    auto proxy = static_cast<uint32_t>(client.open(0));
+    cr_assert(fill(proxy).status == rig_einval, "RIG_EINVAL for %s", what);
+    const rig_proxy_word *w = client.word(proxy);
+    cr_assert(std::atomic_ref<uint32_t>(const_cast<uint32_t &>(w->lost)).load() != 0, "the proxy is lost after %s",
+              what);
+    cr_assert(client.fill(proxy, 1, a.value, 0, 16, 1).status == rig_einval,
+              "no later hand-over of the proxy runs after %s", what);
+  };
+  refused("a fill naming a payload", [&](uint32_t p) {
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_FILL;
+    e.device = p;
+    e.args[0] = 1;
+    e.args[1] = a.value;
+    e.args[3] = 16;
+    e.payload_bytes = 8;
+    return client.send_hand_over(e);
+  });
+  refused("no such handle", [&](uint32_t p) { return client.fill(p, 1, 999, 0, 16, 1); });
+  refused("bytes past the buffer's end", [&](uint32_t p) { return client.fill(p, 1, a.value, 4000, 200, 1); });
+  refused("no bytes", [&](uint32_t p) { return client.fill(p, 1, a.value, 0, 0, 1); });
+  refused("value 2 before value 1", [&](uint32_t p) { return client.fill(p, 2, a.value, 0, 16, 1); });
+  // An entry whose flags no request knows changes nothing, as any such.
+  cr_assert(client.fill(static_cast<uint32_t>(mem), 3, a.value, 0, 16, 256).status == rig_einval,
+            "RIG_EINVAL for a byte past 255");
+  cr_assert(client.fill(static_cast<uint32_t>(mem), 3, a.value, 0, 16, 1).status == rig_ok, "the first proxy runs on");
+  client.wait_for(mem, 3);
+}
+
 /* PROXY-41 (words run only on a proxy of the machine's host: rigd serves
  * its host as CPU, last, and refuses words on any other proxy), and rig's
  * order of a words part (its writes in order, after every earlier part,
