@@ -9,7 +9,7 @@
 // new device.
 #pragma once
 
-#include "handles.hpp"
+#include "rig_internal/handles.hpp"
 #include "rig_internal/driver.hpp"
 #include "rig_internal/errors.hpp"
 #include "rig_internal/locks.hpp"

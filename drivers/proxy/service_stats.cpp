@@ -1,8 +1,10 @@
 // rig_service_stats and rig_service_drop (rig/service.h): a snapshot of
 // rigd's counters read on its admin channel, checked against its own
-// layout before any record is read.
+// layout before any record is read.  A snapshot is a checked handle
+// (rig_internal/handles.hpp): a use after its release answers RIG_EINVAL.
 #include "admin_client.hpp"
 #include "rig_internal/errors.hpp"
+#include "rig_internal/handles.hpp"
 
 #include <rig/service.h>
 
@@ -16,7 +18,7 @@
 #include <string>
 #include <vector>
 
-struct rig_service_stats {
+struct rig_service_stats : rig::HandleRecord<rig::HandleType::ServiceStats> {
   std::vector<rig_proxy_stats_client> clients;
   std::vector<std::string> users;  // by client
   std::vector<rig_proxy_stats_use> uses;
@@ -24,9 +26,31 @@ struct rig_service_stats {
   std::vector<rig_proxy_stats_export> exports;
 };
 
+namespace rig {
+
+// True iff s is a snapshot not released: a load of the word before it.
+inline bool live_handle(const rig_service_stats_t *s) { return handle_live(s, HandleType::ServiceStats); }
+
+}  // namespace rig
+
 namespace {
 
 using namespace rig;
+
+// The first check of a call given s that answers no status: true iff s is
+// a live snapshot; one released (or never made) leaves RIG_EINVAL "the
+// snapshot was released" as the thread's last error.  NULL answers false
+// and leaves the last error as it was.
+bool snapshot_answers(const rig_service_stats_t *s) noexcept {
+  if (!s) return false;
+  try {
+    require_handle(s, "the snapshot");
+    return true;
+  } catch (...) {
+    record_current_exception();
+    return false;
+  }
+}
 
 std::string socket_of(const rig_service_options_t *opts) {
   if (!opts) return "";
@@ -118,7 +142,7 @@ std::vector<std::byte> read_snapshot(int fd) {
 template <class T>
 const T &record(const rig_service_stats_t *s, std::vector<T> rig_service_stats_t::*records, size_t i,
                 const char *none) {
-  require(s != nullptr, "the snapshot is NULL");
+  require_handle(s, "the snapshot");
   require(i < (s->*records).size(), none);
   return (s->*records)[i];
 }
@@ -148,11 +172,13 @@ rig_status_t rig_service_stats(const rig_service_options_t *opts, rig_service_st
   });
 }
 
-void rig_service_stats_release(rig_service_stats_t *s) { delete s; }
+void rig_service_stats_release(rig_service_stats_t *s) {
+  if (snapshot_answers(s)) delete s;
+}
 
-size_t rig_service_stats_clients(const rig_service_stats_t *s) { return s ? s->clients.size() : 0; }
-size_t rig_service_stats_devices(const rig_service_stats_t *s) { return s ? s->devices.size() : 0; }
-size_t rig_service_stats_exports(const rig_service_stats_t *s) { return s ? s->exports.size() : 0; }
+size_t rig_service_stats_clients(const rig_service_stats_t *s) { return snapshot_answers(s) ? s->clients.size() : 0; }
+size_t rig_service_stats_devices(const rig_service_stats_t *s) { return snapshot_answers(s) ? s->devices.size() : 0; }
+size_t rig_service_stats_exports(const rig_service_stats_t *s) { return snapshot_answers(s) ? s->exports.size() : 0; }
 
 rig_status_t rig_service_stats_client(const rig_service_stats_t *s, size_t i, rig_service_client_info_t *out) {
   RIG_API_CALL({
