@@ -2,7 +2,7 @@
 #pragma once
 
 #include "allocation.hpp"
-#include "handles.hpp"
+#include "rig_internal/handles.hpp"
 #include "rig_internal/buffers.hpp"
 
 struct rig_buffer : rig::HandleRecord<rig::HandleType::Buffer> {

@@ -1,6 +1,6 @@
 // The record of an open device: its properties, its timeline and the
 // reason it was lost.  A record lives until the registry retires it (once
-// it is closed, stopped and nothing names it) and then for 4096 later
+// it is lost, stopped and nothing names it) and then for 4096 later
 // retirements more, so that a rig_device_t pointer a program kept still
 // answers as a closed device (registry.hpp).  The registry then releases
 // it to the device pool (handles.hpp), whose header the public calls read
@@ -9,7 +9,7 @@
 // new device.
 #pragma once
 
-#include "handles.hpp"
+#include "rig_internal/handles.hpp"
 #include "rig_internal/driver.hpp"
 #include "rig_internal/errors.hpp"
 #include "rig_internal/locks.hpp"

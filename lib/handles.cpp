@@ -1,5 +1,5 @@
 // The pools of handles' records (handles.hpp).
-#include "handles.hpp"
+#include "rig_internal/handles.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -74,7 +74,9 @@ void handle_release(HandleType t, void *record) {
 }
 
 bool handle_live(const void *record, HandleType t) {
-  return record && header_of(record)->live.load(std::memory_order_acquire) == static_cast<uint32_t>(t);
+  // A pointer off new's alignment was never a record: its header is not read.
+  if (!record || reinterpret_cast<uintptr_t>(record) % alignof(Header) != 0) return false;
+  return header_of(record)->live.load(std::memory_order_acquire) == static_cast<uint32_t>(t);
 }
 
 }  // namespace rig

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "device.hpp"
-#include "handles.hpp"
+#include "rig_internal/handles.hpp"
 
 #include <map>
 #include <memory>

@@ -50,12 +50,16 @@ rig_point_t rig_point_make(const rig_device_t *d, uint64_t value) {
 uint64_t rig_point_value(rig_point_t p) { return value_of(p); }
 
 rig_device_t *rig_point_device(rig_point_t p) {
-  uint64_t freed_last = UINT64_MAX;
-  rig_device_t *d = device_of_value(slot_of(p), value_of(p), &freed_last);
-  if (freed_last != UINT64_MAX) return nullptr;  // a value of a freed record
-  if (!d) d = device_of_value(slot_of(p), value_of(p) + 1);  // value 0, or a start value
-  if (!d || slot_taken_after(d)) return nullptr;
-  return d;
+  try {
+    uint64_t freed_last = UINT64_MAX;
+    rig_device_t *d = device_of_value(slot_of(p), value_of(p), &freed_last);
+    if (freed_last != UINT64_MAX) return nullptr;  // a value of a freed record
+    if (!d) d = device_of_value(slot_of(p), value_of(p) + 1);  // value 0, or a start value
+    if (!d || slot_taken_after(d)) return nullptr;
+    return d;
+  } catch (...) {
+    return nullptr;  // a value a freed record's loss dropped (its tombstone's)
+  }
 }
 
 rig_status_t rig_point_wait(rig_point_t p) {

@@ -18,12 +18,22 @@ namespace {
 
 // The values (start, last] that a slot's devices were given: one device's,
 // or, where device is nullptr, those of devices whose records were
-// retired and freed, every one of them reached.
+// retired and freed: every one of them reached, or, in a tombstone, every
+// one dropped by the loss of the device whose record was freed.
 struct Era {
   uint64_t start;
   uint64_t last;  // a live record's: its submitted
   rig_device_t *device;
+  // A tombstone's "NAME lost: why", which its points answer for good
+  // (DEV-22, LOSS-14); nullptr in any other era.
+  std::unique_ptr<const std::string> lost = nullptr;
 };
+
+// True iff b follows a on, both freed records' values all reached: one
+// era holds them both.
+bool joins(const Era &a, const Era &b) {
+  return !a.device && !a.lost && !b.device && !b.lost && a.last == b.start;
+}
 
 struct Slot {
   // The device holding it, if any; read without the lock by fail and fork.
@@ -55,6 +65,11 @@ struct Registry {
   std::vector<Slot> slots = std::vector<Slot>(kSlots);
   int next_free_hint = 0;
   std::vector<rig_device_t *> unretired;  // left their slots; something names them
+  // Lost devices whose stop returned before their word showed their last
+  // value (a driver may raise it afterwards): looked at again at each open
+  // and close (retire_unnamed), so that their memory, slot and record
+  // return once it does (STOP-01, STOP-16).
+  std::vector<rig_device_t *> stopping;
   std::deque<rig_device_t *> retired;     // oldest first, at most kRetiredKept
 };
 
@@ -172,6 +187,7 @@ rig_device_t *device_of_value(uint16_t slot, uint64_t value, uint64_t *retired_l
   const auto &eras = r.slots[slot].eras;
   for (auto it = eras.rbegin(); it != eras.rend(); ++it)
     if (it->start < value) {
+      if (it->lost && value <= it->last) throw Error(RIG_ELOST, *it->lost);
       if (!it->device && retired_last) *retired_last = it->last;
       return it->device;
     }
@@ -186,22 +202,33 @@ bool slot_taken_after(const rig_device_t *d) {
 
 namespace {
 
-// Takes a retired record out of its slot's eras before it is freed: its
-// values join the slot's retired ones, every one of them reached.
+// Takes a retired record out of its slot's eras before it is freed: the
+// values it reached join the slot's retired ones, and those its loss
+// dropped stay in a tombstone of their own, a few dozen bytes where the
+// record held kilobytes.
 void forget_record(Registry &r, rig_device_t *d) {
-  Slot &s = r.slots[d->slot];
-  auto era = std::find_if(s.eras.begin(), s.eras.end(), [&](const Era &e) { return e.device == d; });
-  *era = {era->start, d->submitted.load(), nullptr};
-  // Neighbouring retired eras whose values follow on merge into one.
-  if (auto next = era + 1; next != s.eras.end() && !next->device && next->start == era->last) {
-    era->last = next->last;
-    era = s.eras.erase(next) - 1;
+  std::vector<Era> &eras = r.slots[d->slot].eras;
+  auto i = static_cast<size_t>(
+      std::find_if(eras.begin(), eras.end(), [&](const Era &e) { return e.device == d; }) - eras.begin());
+  uint64_t last = d->submitted.load();
+  uint64_t reached = std::min(d->reached_at_loss(), last);  // a retired record is lost
+  if (reached < last) {
+    auto lost = std::make_unique<const std::string>(d->name + " lost: " + d->lost_reason());
+    eras.insert(eras.begin() + static_cast<std::ptrdiff_t>(i) + 1, Era{reached, last, nullptr, std::move(lost)});
   }
-  if (era != s.eras.begin()) {
-    if (auto prev = era - 1; !prev->device && prev->last == era->start) {
-      prev->last = era->last;
-      s.eras.erase(era);
-    }
+  eras[i] = {eras[i].start, reached, nullptr};
+  if (eras[i].start == reached && reached < last) {  // it reached none of its values
+    eras.erase(eras.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
+  // Neighbouring eras of reached values that follow on merge into one.
+  if (i + 1 < eras.size() && joins(eras[i], eras[i + 1])) {
+    eras[i].last = eras[i + 1].last;
+    eras.erase(eras.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  }
+  if (i > 0 && joins(eras[i - 1], eras[i])) {
+    eras[i - 1].last = eras[i].last;
+    eras.erase(eras.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
 
@@ -209,8 +236,7 @@ void forget_record(Registry &r, rig_device_t *d) {
 // and the record joins the retired ones kept; returns the oldest of those
 // to free, if any.  Called with r.mu held, once d has left its slot.
 rig_device_t *retire_locked(Registry &r, rig_device_t *d) {
-  // A device whose loss dropped points keeps its record for good (DEV-22).
-  if (d->record_retired || d->reached_at_loss() < d->submitted.load()) return nullptr;
+  if (d->record_retired) return nullptr;
   if (d->holdings.load() != 0 || d->named.load() != 0) {
     if (std::find(r.unretired.begin(), r.unretired.end(), d) == r.unretired.end()) r.unretired.push_back(d);
     return nullptr;
@@ -244,13 +270,23 @@ void free_record(rig_device_t *d) {
 }  // namespace
 
 void maybe_leave_slot(rig_device_t *d) {
-  if (d->is_host || !d->is_lost() || d->holdings.load() != 0 || !d->stopped()) return;
+  if (d->is_host || !d->is_lost()) return;
   Registry &r = registry();
+  if (!d->stopped()) {
+    if (d->stop_returned()) {
+      std::lock_guard<std::mutex> g(r.mu);
+      if (r.slots[d->slot].current == d && std::find(r.stopping.begin(), r.stopping.end(), d) == r.stopping.end())
+        r.stopping.push_back(d);
+    }
+    return;
+  }
+  if (d->holdings.load() != 0) return;
   bool left = false;
   {
     std::lock_guard<std::mutex> g(r.mu);
     Slot &s = r.slots[d->slot];
     if (s.current == d) {
+      std::erase(r.stopping, d);
       // A device whose timeline passed 2^46 keeps its slot for good, so
       // that the slot's values never run out (DEV-15).
       if (d->submitted.load() > (uint64_t{1} << 46)) return;
@@ -272,6 +308,21 @@ void maybe_leave_slot(rig_device_t *d) {
 
 void retire_unnamed() {
   Registry &r = registry();
+  std::vector<rig_device_t *> stopping;
+  {
+    std::lock_guard<std::mutex> g(r.mu);
+    stopping = r.stopping;
+    // Named while looked at, so that no other thread retires and frees one.
+    for (rig_device_t *d : stopping) d->named.fetch_add(1);
+  }
+  for (rig_device_t *d : stopping) {
+    try {
+      reclaim_stopped(d);  // leaves its slot once it has stopped and holds nothing
+    } catch (const std::exception &) {
+      // Its memory stays; the next open or close looks again.
+    }
+    d->named.fetch_sub(1);
+  }
   std::vector<rig_device_t *> freed;
   {
     std::lock_guard<std::mutex> g(r.mu);

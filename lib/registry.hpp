@@ -19,7 +19,9 @@ rig_device_t *host();
 // The device of slot that holds value (the last one whose timeline started
 // before it), or nullptr where none does or where that device's record was
 // freed: then every value it was given is reached, and *retired_last
-// (where given) is the last of them.
+// (where given) is the last of them, but for the values its loss dropped,
+// for which it throws RIG_ELOST "NAME lost: why" (their tombstone's,
+// DEV-22) with no device.
 rig_device_t *device_of_value(uint16_t slot, uint64_t value, uint64_t *retired_last = nullptr);
 // True iff a later device took d's slot.
 bool slot_taken_after(const rig_device_t *d);
@@ -29,10 +31,11 @@ bool slot_taken_after(const rig_device_t *d);
 // once nothing names it either (retire_unnamed retries later).
 void maybe_leave_slot(rig_device_t *d);
 // Retires the records of devices that left their slots once nothing names
-// them: a record lost without dropping a point, stopped, holding nothing,
-// named by no stamp or queue wait of another.  A retired record is
-// released to the device pool (handles.hpp) once 4096 later ones were
-// retired; until then it answers as the closed device it is.
+// them: a record lost (closed, or lost dropping points), stopped, holding
+// nothing, named by no stamp or queue wait of another.  A retired record
+// is released to the device pool (handles.hpp) once 4096 later ones were
+// retired; until then it answers as the closed device it is.  The values
+// a released record's loss dropped keep a tombstone in its slot for good.
 void retire_unnamed();
 
 // The registered driver of a name's prefix (the part before ':').

@@ -1,8 +1,11 @@
 // rig_service_stats and rig_service_drop (rig/service.h): a snapshot of
-// rigd's counters read on its admin channel (stats_snapshot.hpp).
+// rigd's counters read on its admin channel (stats_snapshot.hpp).  A
+// snapshot is a checked handle (rig_internal/handles.hpp): a use after its
+// release answers RIG_EINVAL.
 #include "admin_client.hpp"
 #include "stats_snapshot.hpp"
 #include "rig_internal/errors.hpp"
+#include "rig_internal/handles.hpp"
 
 #include <rig/service.h>
 
@@ -15,14 +18,36 @@
 #include <string>
 #include <vector>
 
-struct rig_service_stats {
+struct rig_service_stats : rig::HandleRecord<rig::HandleType::ServiceStats> {
   rig::proxy::StatsSnapshot snapshot;
   std::vector<std::string> users;  // by client
 };
 
+namespace rig {
+
+// True iff s is a snapshot not released: a load of the word before it.
+inline bool live_handle(const rig_service_stats_t *s) { return handle_live(s, HandleType::ServiceStats); }
+
+}  // namespace rig
+
 namespace {
 
 using namespace rig;
+
+// The first check of a call given s that answers no status: true iff s is
+// a live snapshot; one released (or never made) leaves RIG_EINVAL "the
+// snapshot was released" as the thread's last error.  NULL answers false
+// and leaves the last error as it was.
+bool snapshot_answers(const rig_service_stats_t *s) noexcept {
+  if (!s) return false;
+  try {
+    require_handle(s, "the snapshot");
+    return true;
+  } catch (...) {
+    record_current_exception();
+    return false;
+  }
+}
 
 std::string socket_of(const rig_service_options_t *opts) {
   if (!opts) return "";
@@ -70,7 +95,7 @@ rig_service_stats_t *snapshot_of(const proxy::AdminAnswer &a) {
 template <class T>
 const T &record(const rig_service_stats_t *s, std::vector<T> proxy::StatsSnapshot::*records, size_t i,
                 const char *none) {
-  require(s != nullptr, "the snapshot is NULL");
+  require_handle(s, "the snapshot");
   require(i < (s->snapshot.*records).size(), none);
   return (s->snapshot.*records)[i];
 }
@@ -100,11 +125,13 @@ rig_status_t rig_service_stats(const rig_service_options_t *opts, rig_service_st
   });
 }
 
-void rig_service_stats_release(rig_service_stats_t *s) { delete s; }
+void rig_service_stats_release(rig_service_stats_t *s) {
+  if (snapshot_answers(s)) delete s;
+}
 
-size_t rig_service_stats_clients(const rig_service_stats_t *s) { return s ? s->snapshot.clients.size() : 0; }
-size_t rig_service_stats_devices(const rig_service_stats_t *s) { return s ? s->snapshot.devices.size() : 0; }
-size_t rig_service_stats_exports(const rig_service_stats_t *s) { return s ? s->snapshot.exports.size() : 0; }
+size_t rig_service_stats_clients(const rig_service_stats_t *s) { return snapshot_answers(s) ? s->snapshot.clients.size() : 0; }
+size_t rig_service_stats_devices(const rig_service_stats_t *s) { return snapshot_answers(s) ? s->snapshot.devices.size() : 0; }
+size_t rig_service_stats_exports(const rig_service_stats_t *s) { return snapshot_answers(s) ? s->snapshot.exports.size() : 0; }
 
 rig_status_t rig_service_stats_client(const rig_service_stats_t *s, size_t i, rig_service_client_info_t *out) {
   RIG_API_CALL({

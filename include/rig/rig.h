@@ -22,14 +22,17 @@
  *    its type have been released after it; from then on its memory may
  *    hold a new handle of that type, which the old pointer then names.
  *    Machines are records that live for the rest of the process.  A
- *    device's record lives while it is open, and after its close until it
- *    has stopped and nothing names it (its memory, mappings, submissions,
- *    images and the stamps and waits of others' work returned); a device
- *    whose loss dropped points keeps its record for good.  Then rig retires
- *    it, its slot and name free: the pointer still answers as the closed
- *    device (RIG_ELOST, "NAME lost: closed"; properties as before) until
- *    4096 more device records have been retired after it.  Then rig
- *    releases the record, and the pointer is checked as a released handle
+ *    device's record lives while it is open, and after its close (or its
+ *    loss) until it has stopped and nothing names it (its memory,
+ *    mappings, submissions, images and the stamps and waits of others'
+ *    work returned).  Then rig retires it, its slot and name free: the
+ *    pointer still answers as the closed device (RIG_ELOST, "NAME lost:
+ *    closed", or its loss's reason; properties as before) until 4096 more
+ *    device records have been retired after it.  Then rig releases the
+ *    record; points of values its loss dropped answer RIG_ELOST "NAME
+ *    lost: why" for good, from a tombstone of a few dozen bytes that rig
+ *    keeps in their slot (rig_error_device NULL, rig_point_device NULL),
+ *    and the pointer is checked as a released handle
  *    is: a call that answers a status answers RIG_ELOST, "the device was
  *    closed and its record retired" (rig_error_device NULL), rig_lost that
  *    reason, and every other call answers as for NULL (NULL, 0, false, a

@@ -158,7 +158,15 @@ rig_status_t rig_service_import_fd(rig_device_t *d, int fd, rig_buffer_t **out);
 /* A snapshot of rigd's counters, taken at once on rigd's admin channel:
  * its clients (each with the served devices it uses), its served devices
  * and its exports.  Read-only; every string it answers lives as long as
- * the snapshot. */
+ * the snapshot.  A checked handle, as rig.h's (Handles): every
+ * rig_service_stats_* call given a snapshot after its release (a second
+ * release too), or a pointer into readable memory that no
+ * rig_service_stats made, answers RIG_EINVAL, "the snapshot was
+ * released", and touches nothing of it; a call that answers
+ * no status answers as for NULL (0; a release does nothing) with that
+ * message as rig_last_error.  This holds until 16384 more snapshots have
+ * been released after it; from then on its memory may hold a new one,
+ * which the old pointer then names. */
 typedef struct rig_service_stats rig_service_stats_t;
 
 /* A client of rigd, as a snapshot saw it.  size is
@@ -234,7 +242,8 @@ typedef struct rig_service_export_info {
  * small.  *out is NULL on error. */
 rig_status_t rig_service_stats(const rig_service_options_t *opts, rig_service_stats_t **out);
 
-/* Releases a snapshot; NULL is ignored. */
+/* Releases a snapshot; NULL is ignored, a released one too (with
+ * RIG_EINVAL's message as rig_last_error, as above). */
 void rig_service_stats_release(rig_service_stats_t *s);
 
 /* The snapshot's clients, 0 for NULL. */

@@ -11,11 +11,18 @@
  * timelines, under names of this file's own ("SIM:9~recN"); memory
  * devices cycle ("MEM:9~cycleN").
  *
+ * A device lost by a fault is retired so too, once closed and stopped;
+ * the values its loss dropped keep a tombstone in their slot.
+ *
  * Asserts:
  *   Devices:    DEV-41 DEV-43 (a kept pointer of a retired record answers
  *               Lost, "NAME lost: closed"), DEV-11 (memory of it, its own
  *               or another's its work stamped, keeps it),
- *               DEV-16 (the slot's values go on)
+ *               DEV-16 (the slot's values go on), DEV-22 (a faulted
+ *               device's dropped points answer Lost with its name and
+ *               reason, also once its record is freed and its slot reused)
+ *   Loss:       LOSS-13 LOSS-14 (its reached points stay reached, its
+ *               dropped ones are never reached), STOP-09
  *   Properties: PROP-02 (name, submitted and reason of a retired record),
  *               PROP-03 (its points name it while it is kept), PROP-04
  *               (its points answer wait and reached, also once freed),
@@ -200,6 +207,66 @@ Test(records, a_kept_pointer_past_the_pool_names_a_closed_device, .timeout = 60)
             "the kept pointer answers %s", why ? why : "(not lost)");
   rig_status_t s = rig_close(old);
   cr_assert(s == RIG_OK || s == RIG_ELOST, "its close answered %s", rig_status_name(s));
+}
+
+/* Asserts that the point p, whose value a loss of the device named name,
+ * with why, dropped, answers Lost with that name and why for good, and
+ * names no device once the record is freed (device NULL). */
+static void assert_dropped(rig_point_t p, const char *lost, const rig_device_t *device) {
+  bool reached = true;
+  CHECK_FAILS(RIG_ELOST, rig_point_wait(p), "DEV-22 LOSS-14: a wait on the dropped value");
+  cr_assert_str_eq(rig_last_error(), lost, "DEV-22: the device's name and reason");
+  cr_assert(rig_error_device() == device, "the device answering is %p, want %p", (void *)rig_error_device(),
+            (const void *)device);
+  CHECK_FAILS(RIG_ELOST, rig_point_reached(p, &reached), "LOSS-14: the dropped value is never reached");
+  cr_assert_not(reached);
+  cr_assert_str_eq(rig_last_error(), lost);
+  rig_buffer_t *b = create(rig_host(), 64);
+  rig_point_t after = {0};
+  CHECK_FAILS(RIG_ELOST, rig_buffer_submit_fill(b, 1, &p, 1, &after), "work after the dropped value");
+  cr_assert_str_eq(rig_last_error(), lost);
+  rig_buffer_unref(b);
+}
+
+Test(records, a_faulted_device_s_record_is_freed_and_its_points_answer_for_good, .timeout = 60) {
+  /* DEV-22 (its dropped points answer Lost with its name and reason, also
+   * after its record is freed and its slot reused), LOSS-13, LOSS-14,
+   * DEV-41 DEV-43 (its kept pointer answers Lost), DEV-16.  The record
+   * of a device whose loss dropped points was kept for good: the process
+   * grew by kilobytes per faulted device. */
+  rig_device_t *d = open_sim("SIM:9~faulted");
+  rig_buffer_t *b = create(d, 4096);
+  rig_point_t done = submit_fill(b, 1);
+  CHECK_OK(rig_point_wait(done));
+  rig_point_t dropped = lose_by_fault(d, b, "the injected fault");
+  rig_point_t never = {dropped.bits + 1};
+  rig_buffer_unref(b);
+  CHECK_OK(rig_close(d), "STOP-09: the close runs the owed stop");
+  const char *lost = "SIM:9~faulted lost: the injected fault";
+  assert_dropped(dropped, lost, d); /* retired: the record answers */
+  cycle_devices(RETIRED_KEPT + 64); /* past the records kept: its record is freed */
+
+  assert_answers_released(d);
+  cr_assert_null(rig_point_device(dropped), "a freed record's point names no device");
+  assert_dropped(dropped, lost, NULL);
+  bool reached = false;
+  CHECK_OK(rig_point_wait(done), "LOSS-13: a value reached before the loss stays reached");
+  CHECK_OK(rig_point_reached(done, &reached));
+  cr_assert(reached);
+  CHECK_FAILS(RIG_EINVAL, rig_point_reached(never, &reached), "a value past the device's last was never given");
+
+  /* Memory devices cycle through the slots until one takes d's slot. */
+  bool reused = false;
+  for (int i = 0; i < 70000 && !reused; i++) {
+    rig_device_t *m = NULL;
+    CHECK_OK(rig_open("MEM:9~slots", NULL, &m));
+    reused = rig_point_make(m, 0).bits >> 47 == dropped.bits >> 47;
+    if (reused) cr_assert_geq(rig_submitted(m), rig_point_value(dropped), "DEV-16: the slot's values go on");
+    CHECK_OK(rig_close(m));
+  }
+  cr_assert(reused, "no open took the faulted device's slot again");
+  assert_dropped(dropped, lost, NULL);
+  CHECK_OK(rig_point_wait(done), "LOSS-13, after the slot's reuse");
 }
 
 Test(records, memory_another_allocation_names_it_by_keeps_the_record, .timeout = 60) {

@@ -12,6 +12,8 @@
 #include <rig/service.h>
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -141,6 +143,90 @@ Test(service_stats, misuse_answers_einval) {
   rig_service_stats_release(NULL);
   cr_assert_eq(rig_service_drop(NULL, UINT64_MAX), RIG_EINVAL, "no client of that id");
   cr_assert(strstr(rig_last_error(), "no client") != NULL, "%s", rig_last_error());
+}
+
+#define RELEASED "the snapshot was released"
+
+/* Leaves a last error that is not RELEASED's, so that a call that answers
+ * no status is seen to record its own. */
+static void other_last_error(void) {
+  cr_assert_eq(rig_service_stats(NULL, NULL), RIG_EINVAL);
+  cr_assert_str_neq(rig_last_error(), RELEASED);
+}
+
+static void assert_said_released(const char *call) {
+  cr_assert_str_eq(rig_last_error(), RELEASED, "%s: the last error names the snapshot", call);
+}
+
+/* Every rig_service_stats_* call given s, released or never made by
+ * rig_service_stats, answers RIG_EINVAL naming the snapshot and writes
+ * nothing; the counts answer 0 with that last error (service.h: a
+ * snapshot is a checked handle). */
+static void assert_answers_released(const rig_service_stats_t *s) {
+  rig_service_client_info_t c;
+  memset(&c, 0x5a, sizeof c);
+  c.size = sizeof c;
+  cr_assert_eq(rig_service_stats_client(s, 0, &c), RIG_EINVAL);
+  assert_said_released("rig_service_stats_client");
+  cr_assert_eq(c.id, 0x5a5a5a5a5a5a5a5aull, "nothing was written");
+  rig_service_use_info_t u = {.size = sizeof u};
+  cr_assert_eq(rig_service_stats_use(s, 0, 0, &u), RIG_EINVAL);
+  assert_said_released("rig_service_stats_use");
+  cr_assert_null(u.device);
+  rig_service_device_info_t d = {.size = sizeof d};
+  cr_assert_eq(rig_service_stats_device(s, 0, &d), RIG_EINVAL);
+  assert_said_released("rig_service_stats_device");
+  cr_assert_null(d.name);
+  rig_service_export_info_t e = {.size = sizeof e};
+  cr_assert_eq(rig_service_stats_export(s, 0, &e), RIG_EINVAL);
+  assert_said_released("rig_service_stats_export");
+  cr_assert_null(e.device);
+  other_last_error();
+  cr_assert_eq(rig_service_stats_clients(s), 0);
+  assert_said_released("rig_service_stats_clients");
+  other_last_error();
+  cr_assert_eq(rig_service_stats_devices(s), 0);
+  assert_said_released("rig_service_stats_devices");
+  other_last_error();
+  cr_assert_eq(rig_service_stats_exports(s), 0);
+  assert_said_released("rig_service_stats_exports");
+  other_last_error();
+  rig_service_stats_release((rig_service_stats_t *)s);
+  assert_said_released("rig_service_stats_release");
+}
+
+Test(service_stats, a_released_snapshot_answers_einval) {
+  rig_service_stats_t *s = snapshot();
+  cr_assert_geq(rig_service_stats_devices(s), 1, "rigd serves its devices");
+  rig_service_stats_release(s);
+  assert_answers_released(s); /* its last call releases it a second time */
+  rig_service_stats_release(s);
+  assert_said_released("a third release");
+  /* The pool is whole: later snapshots answer as ever. */
+  for (int i = 0; i < 4; i++) {
+    rig_service_stats_t *next = snapshot();
+    cr_assert_geq(rig_service_stats_devices(next), 1);
+    rig_service_stats_release(next);
+  }
+  cr_assert_eq(rig_service_stats_client(NULL, 0, &(rig_service_client_info_t){.size = sizeof(rig_service_client_info_t)}),
+               RIG_EINVAL);
+  cr_assert_str_eq(rig_last_error(), "the snapshot is NULL");
+}
+
+Test(service_stats, memory_no_snapshot_was_made_in_answers_einval) {
+  /* Random bytes, a pointer into them on a record's alignment and one off
+   * it: neither is read as a snapshot, and their bytes stay. */
+  enum { words = 512 };
+  uint64_t *block = malloc(words * sizeof *block);
+  cr_assert_not_null(block);
+  srand(19);
+  for (int i = 0; i < words; i++) block[i] = ((uint64_t)rand() << 33) ^ ((uint64_t)rand() << 2) ^ (uint64_t)rand();
+  uint64_t copy[words];
+  memcpy(copy, block, sizeof copy);
+  assert_answers_released((const rig_service_stats_t *)(block + words / 2));
+  assert_answers_released((const rig_service_stats_t *)((char *)(block + words / 2) + 3));
+  cr_assert_eq(memcmp(copy, block, sizeof copy), 0, "the memory was not written");
+  free(block);
 }
 
 Test(service_stats, a_missing_rigd_answers_eopen_with_the_path) {

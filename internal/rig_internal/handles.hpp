@@ -1,15 +1,17 @@
 // Checked handles (rig.h, Handles): the records of the handles rig.h gives
-// out (buffers, exported arrays, images, functions, submissions, runs)
-// come from pools whose memory stays valid after a record's release, with
-// a header before each record that says whether it is live.  A use of a
-// released handle reads that header and answers RIG_EINVAL: a load of a
-// word beside the record the call reads anyway, which keeps the hot path
-// (a submit, a copy, a host access) at the cost it had, where a table
-// would add a look-up and a generation in the handle would change every
-// handle's bits.  A released record is reused only once kQuarantine later
-// records of its type were released (first in, first out), which bounds
-// the memory a pool keeps; the pool never returns a record's memory to
-// malloc, so a stale pointer always reads a header.
+// out (buffers, exported arrays, images, functions, submissions, runs,
+// devices) and of service.h's snapshots come from pools whose memory
+// stays valid after a record's release, with a header before each record
+// that says whether it is live.  A use of a released handle reads that
+// header and answers RIG_EINVAL: a load of a word beside the record the
+// call reads anyway, which keeps the hot path (a submit, a copy, a host
+// access) at the cost it had, where a table would add a look-up and a
+// generation in the handle would change every handle's bits.  A released
+// record is reused only once kQuarantine later records of its type were
+// released (first in, first out), which bounds the memory a pool keeps;
+// the pool never returns a record's memory to malloc, so a stale pointer
+// always reads a header.  Drivers' handles (the proxy's snapshots) take
+// their records from these pools too, through this header.
 #pragma once
 
 #include "rig_internal/errors.hpp"
@@ -20,7 +22,7 @@
 
 namespace rig {
 
-enum class HandleType : uint32_t { Buffer = 1, Export, Image, Function, Submission, Run, Device, Count };
+enum class HandleType : uint32_t { Buffer = 1, Export, Image, Function, Submission, Run, Device, ServiceStats, Count };
 
 // The records of one type a pool keeps released before it reuses one.
 constexpr size_t kQuarantine = 16384;
@@ -31,8 +33,8 @@ constexpr size_t quarantine_of(HandleType t) { return t == HandleType::Device ? 
 
 void *handle_allocate(HandleType t, size_t bytes);
 void handle_release(HandleType t, void *record);
-// True iff record, a record handle_allocate gave for t, is live.  Takes no
-// lock.
+// True iff record, a record handle_allocate gave for t, is live; false for
+// NULL and for a pointer off a record's alignment.  Takes no lock.
 bool handle_live(const void *record, HandleType t);
 
 // A base of a handle's record: its new and delete go through t's pool.
