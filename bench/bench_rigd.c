@@ -9,6 +9,8 @@
  *   signal_mask     the block and restore of every signal, the mask rig
  *                   makes around a driver's calls unless its facts say
  *                   they are signal-safe (ERR-06): two system calls.
+ * The three latencies run pinned (placement.h): this process on one CPU,
+ * the ping-pong's child and every thread of rigd on another.
  * `fill_rigd_masks_per_trip` counts the pthread_sigmask calls rig made on
  * this thread during fill_rigd's trips (mask_calls.h interposes it).
  * Then `rigd_submits_K: N /s`, the fills per second that K client processes
@@ -29,6 +31,7 @@
 
 #include "bench.h"
 #include "mask_calls.h"
+#include "placement.h"
 #include "rigd_child.h"
 
 #include <errno.h>
@@ -112,11 +115,12 @@ static void pingpong_trip(void *context, uint64_t i) {
   }
 }
 
-static latency measure_pingpong(void) {
+static latency measure_pingpong(const placement *where) {
   pingpong *words = mmap(NULL, sizeof *words, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (words == MAP_FAILED) bench_fail("mmap of the shared page failed");
   pid_t child = fork_child(SIGKILL);
   if (child == 0) {
+    placement_put(where, 0, where->far_cpu);
     for (uint64_t i = 1; i <= WARMUP + TRIPS; i++) {
       while (atomic_load_explicit(&words->ping, memory_order_acquire) != i) {
       }
@@ -337,7 +341,10 @@ static double measure_idle_cpu(void) {
 
 int main(void) {
   bench_pid = getpid();
-  latency pingpong = measure_pingpong();
+  placement where = placement_choose();
+  placement_print(&where);
+  placement_put(&where, 0, where.near_cpu);
+  latency pingpong = measure_pingpong(&where);
   print_latency("pingpong", pingpong);
   rig_device_t *mem = NULL;
   BENCH_CHECK(rig_memory_device("MEM:0", &mem));
@@ -356,9 +363,13 @@ int main(void) {
   if (opened != RIG_OK) {
     fprintf(stderr, "rig_open(\"MEM:0@rigd\"): %s: %s\n", rig_status_name(opened), rig_last_error());
   } else {
+    placement_put(&where, rigd_pid, where.far_cpu);
     uint64_t masks_before = mask_calls();
     rigd = measure_fills(proxy);
     masks_per_trip = (double)(mask_calls() - masks_before) / (WARMUP + TRIPS);
+    /* The throughputs below run where the scheduler puts them. */
+    placement_put(&where, rigd_pid, -1);
+    placement_put(&where, 0, -1);
     print_latency("fill_rigd", rigd);
     printf("fill_rigd_masks_per_trip: %.2f\n", masks_per_trip);
     BENCH_CHECK(rig_close(proxy));
