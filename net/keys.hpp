@@ -3,6 +3,8 @@
 // directory of them, each named by its file) and the client's one key.
 #pragma once
 
+#include "auth_outcome.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -10,8 +12,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "auth_outcome.hpp"
 
 namespace rig::net {
 
