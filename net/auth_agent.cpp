@@ -2,9 +2,23 @@
 
 #include "auth_mac.hpp"
 
+#include <utility>
+
 namespace rig::net {
 
 AgentChallenge::AgentChallenge(const Nonce &nonce) : nonce_(nonce), bytes_(encode_challenge({nonce})) {}
+
+AgentChallenge::AgentChallenge(AgentChallenge &&other) noexcept
+    : nonce_(other.nonce_), bytes_(std::move(other.bytes_)), answered_(std::exchange(other.answered_, true)) {}
+
+AgentChallenge &AgentChallenge::operator=(AgentChallenge &&other) noexcept {
+  if (this != &other) {
+    nonce_ = other.nonce_;
+    bytes_ = std::move(other.bytes_);
+    answered_ = std::exchange(other.answered_, true);
+  }
+  return *this;
+}
 
 Outcome<AgentChallenge> AgentChallenge::make() {
   Outcome<Nonce> nonce = random_nonce();

@@ -41,6 +41,13 @@ class AgentChallenge {
   // made by make().
   static AgentChallenge with_nonce(const Nonce &nonce);
 
+  // Moved, never copied: a copy would answer a second PROOF.  The
+  // challenge moved from answers none.
+  AgentChallenge(AgentChallenge &&other) noexcept;
+  AgentChallenge &operator=(AgentChallenge &&other) noexcept;
+  AgentChallenge(const AgentChallenge &) = delete;
+  AgentChallenge &operator=(const AgentChallenge &) = delete;
+
   const std::vector<uint8_t> &bytes() const { return bytes_; }
   const Nonce &nonce() const { return nonce_; }
 

@@ -95,6 +95,25 @@ Bytes cat(std::initializer_list<std::span<const uint8_t>> parts) {
   return out;
 }
 
+// The failure of a parser's outcome, which must be one.
+template <class T>
+std::string failure_of(const Outcome<T> &parsed) {
+  cr_assert_not(parsed.ok(), "a malformed message was parsed");
+  return parsed.error().message;
+}
+
+// One message of each kind, well formed, with the failure its parser
+// answers for other bytes.
+using Parser = std::function<std::string(const Bytes &)>;
+std::vector<std::pair<Bytes, Parser>> one_of_each(const AgentChallenge &challenge, const ClientProof &proof) {
+  return {
+      {challenge.bytes(), [](const Bytes &b) { return failure_of(parse_challenge(b)); }},
+      {proof.bytes(), [](const Bytes &b) { return failure_of(parse_proof(b)); }},
+      {encode_accept({}), [](const Bytes &b) { return failure_of(parse_accept(b)); }},
+      {encode_refuse({"no"}), [](const Bytes &b) { return failure_of(parse_refuse(b)); }},
+  };
+}
+
 }  // namespace
 
 // The right key: the agent names it and hands over the hello payload
@@ -186,6 +205,13 @@ Test(auth, replayed_proof_refused) {
   cr_assert(first.nonce() != second.nonce());
   assert_names(refusal(second, keys, proof.bytes()).cause, {"bad mac"});
   assert_names(refusal(first, keys, proof.bytes()).cause, {"answered already"});
+  // A challenge moved before its PROOF: the one it moved to answers it,
+  // the one it left answers none.
+  AgentChallenge left = AgentChallenge::with_nonce(nonce_of(0x44));
+  ClientProof later = proof_for(left, client_key("alpha", kAlphaSecret));
+  AgentChallenge moved = std::move(left);
+  assert_names(refusal(left, keys, later.bytes()).cause, {"answered already"});
+  cr_assert(check_proof(moved, keys, later.bytes()).ok());
 }
 
 // Every byte of a PROOF, changed alone (two ways each), makes it refused.
@@ -235,13 +261,7 @@ Test(auth, accept_forged_without_the_key_refused_by_the_client) {
 Test(auth, truncated_messages_refused_with_their_sizes) {
   AgentChallenge challenge = AgentChallenge::with_nonce(nonce_of(1));
   ClientProof proof = proof_for(challenge, client_key("alpha", kAlphaSecret), bytes_of("hello"));
-  const std::vector<std::pair<Bytes, std::function<std::string(const Bytes &)>>> messages = {
-      {challenge.bytes(), [](const Bytes &b) { return parse_challenge(b).error().message; }},
-      {proof.bytes(), [](const Bytes &b) { return parse_proof(b).error().message; }},
-      {encode_accept({}), [](const Bytes &b) { return parse_accept(b).error().message; }},
-      {encode_refuse({"no"}), [](const Bytes &b) { return parse_refuse(b).error().message; }},
-  };
-  for (const auto &[whole, failure] : messages) {
+  for (const auto &[whole, failure] : one_of_each(challenge, proof)) {
     for (size_t size = 0; size < whole.size(); ++size) {
       Bytes cut(whole.begin(), whole.begin() + static_cast<ptrdiff_t>(size));
       assert_names(failure(cut), {"of " + std::to_string(size) + " bytes is truncated"});
@@ -293,13 +313,7 @@ Test(auth, oversized_messages_refused_with_their_sizes) {
 Test(auth, wrong_magic_and_version_refused_with_both_numbers) {
   AgentChallenge challenge = AgentChallenge::with_nonce(nonce_of(1));
   ClientProof proof = proof_for(challenge, client_key("alpha", kAlphaSecret), bytes_of("hello"));
-  const std::vector<std::pair<Bytes, std::function<std::string(const Bytes &)>>> messages = {
-      {challenge.bytes(), [](const Bytes &b) { return parse_challenge(b).error().message; }},
-      {proof.bytes(), [](const Bytes &b) { return parse_proof(b).error().message; }},
-      {encode_accept({}), [](const Bytes &b) { return parse_accept(b).error().message; }},
-      {encode_refuse({"no"}), [](const Bytes &b) { return parse_refuse(b).error().message; }},
-  };
-  for (const auto &[whole, failure] : messages) {
+  for (const auto &[whole, failure] : one_of_each(challenge, proof)) {
     Bytes magic = whole;
     magic[3] = 'B';
     assert_names(failure(magic), {"magic 0x52494742", "expected 0x52494741"});
