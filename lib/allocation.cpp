@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <cstring>
+#include <optional>
 
 namespace rig {
 namespace {
@@ -51,20 +52,40 @@ void driver_free(rig_device_t *d, Region r) {
   }
 }
 
-// Gives back a device's mapping of owner's memory, then the io pages it
-// mapped.
-void free_mapping(rig_device_t *owner, Region region, Mapping &m) {
-  if (m.region) driver_free(m.device, m.region);
-  if (m.io_pages) {
+// What a mapping gives back to its drivers: the device's region, then the
+// io pages it mapped of owner's region.
+struct MappedParts {
+  rig_device_t *device;
+  Region region;
+  rig_device_t *owner;
+  Region owner_region;
+  void *io_pages;
+};
+
+void give_back(const MappedParts &p) {
+  if (p.region) driver_free(p.device, p.region);
+  if (p.io_pages) {
     DriverCallMask mask;
-    owner->io_ops->unpages(owner->io_library, region, m.io_pages, 0);
+    p.owner->io_ops->unpages(p.owner->io_library, p.owner_region, p.io_pages, 0);
   }
+}
+
+// The parts of m to give back, where no one took them before.
+std::optional<MappedParts> take_parts(Mapping &m) {
+  if (m.returned.exchange(true, std::memory_order_acq_rel)) return std::nullopt;
+  return MappedParts{m.device, m.region, m.owner, m.owner_region, m.io_pages};
+}
+
+// Gives back a device's mapping of its owner's memory, unless its lost
+// device's stop did (return_mappings).
+void free_mapping(Mapping &m) {
+  if (std::optional<MappedParts> parts = take_parts(m)) give_back(*parts);
 }
 
 // Returns a region and the mappings of it to their drivers: the mappings
 // first, then the memory they map.
 void free_region(rig_device_t *owner, Region region, std::vector<std::unique_ptr<Mapping>> &mappings) {
-  for (auto &m : mappings) free_mapping(owner, region, *m);
+  for (auto &m : mappings) free_mapping(*m);
   mappings.clear();
   if (region) driver_free(owner, region);
 }
@@ -328,6 +349,9 @@ void uncharge_code(rig_device_t *d, int64_t bytes) {
 }
 
 Allocation *allocate(rig_device_t *d, int64_t n, Memory m) {
+  // A create on a lost device returns what it held once it has stopped
+  // (STOP-05), then answers that it is lost.
+  if (d->is_lost()) reclaim_stopped(d);
   require_live(d);
   move_collected(d);
   // Pinned memory counts in the host's budget.
@@ -419,6 +443,32 @@ void unref(Allocation *a) {
   release_part(a);
 }
 
+Mapping::Mapping(rig_device_t *d, rig_device_t *memory_owner, Region memory_region)
+    : device(d), owner(memory_owner), owner_region(memory_region) {
+  device->named.fetch_add(1);
+}
+
+Mapping::~Mapping() {
+  if (listed) {
+    Guard g(device->mappings_mu);
+    std::erase(device->mappings, this);
+  }
+  device->named.fetch_sub(1);
+}
+
+void return_mappings(rig_device_t *d) {
+  if (!d->is_lost() || !d->stopped()) return;
+  // Taken under the device's lock, given back without it: once the lock
+  // is let go, another thread may end a mapping whose parts were taken.
+  std::vector<MappedParts> taken;
+  {
+    Guard g(d->mappings_mu);
+    for (Mapping *m : d->mappings)
+      if (std::optional<MappedParts> parts = take_parts(*m)) taken.push_back(*parts);
+  }
+  for (const MappedParts &p : taken) give_back(p);
+}
+
 Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
   {
     Guard g(a->mu);
@@ -428,7 +478,7 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
         return m.get();
       }
   }
-  auto m = std::make_unique<Mapping>(d);
+  auto m = std::make_unique<Mapping>(d, a->owner, a->region);
   if (a->owner->is_io()) {
     // A borrow of an io device's memory maps its pages.
     rig_device_t *io = a->owner;
@@ -485,13 +535,18 @@ Mapping *hold_mapping(Allocation *a, rig_device_t *d) {
       theirs->borrows++;
     } else {
       m->borrows = 1;
+      {
+        Guard listing(d->mappings_mu);
+        d->mappings.push_back(m.get());
+        m->listed = true;
+      }
       a->mappings.push_back(std::move(m));
       return a->mappings.back().get();
     }
   }
   // Another thread mapped it meanwhile: keep theirs, and give this one back
   // holding no lock.
-  free_mapping(a->owner, a->region, *m);
+  free_mapping(*m);
   return theirs;
 }
 
@@ -529,13 +584,15 @@ void release_mapping(Allocation *a, Mapping *m) {
         break;
       }
   }
-  if (gone) free_mapping(a->owner, a->region, *gone);
+  if (gone) free_mapping(*gone);
 }
 
 void move_collected(rig_device_t *d) {
   release_retired(d);
-  // A lost device's memory returns only once it has stopped.
+  // A lost device's memory returns only once it has stopped, and its
+  // mappings of other memory then (STOP-05).
   if (d->is_lost() && !d->stopped()) return;
+  if (d->is_lost()) return_mappings(d);
   std::vector<Allocation *> candidates;
   {
     Guard g(d->reclaim_mu);
@@ -620,6 +677,7 @@ void free_cache_charged_to(rig_device_t *budget_device) {
 void reclaim_stopped(rig_device_t *d) {
   if (!d->stopped()) return;
   release_retired(d);
+  return_mappings(d);
   free_cache(d);
 }
 

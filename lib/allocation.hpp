@@ -19,16 +19,23 @@ struct Stamp {
 // A device's mapping of an allocation, shared by every borrow on it.  It
 // names its device (rig_device::named) from its making to its end.
 struct Mapping {
-  explicit Mapping(rig_device_t *d) : device(d) { device->named.fetch_add(1); }
-  ~Mapping() { device->named.fetch_sub(1); }
+  Mapping(rig_device_t *d, rig_device_t *owner, Region owner_region);
+  ~Mapping();
   Mapping(const Mapping &) = delete;
   Mapping &operator=(const Mapping &) = delete;
   rig_device_t *device;
+  rig_device_t *owner;        // the device whose memory it maps
+  Region owner_region;        // that memory's region of the owner's driver
   Region region = nullptr;    // nullptr where the device needs no driver mapping
   rig_edge_location_t loc{};  // where byte 0 of the allocation lies for it
   void *io_pages = nullptr;   // an io device's pages this mapping maps, if any
   int64_t borrows = 0;        // live borrows holding it
   bool kept = false;          // made or kept for copies: lasts until the memory returns
+  // Whether its region and io pages went back to their drivers: once, by
+  // whoever exchanges it first (its allocation's release, or its lost
+  // device's stop, STOP-04).
+  std::atomic<bool> returned{false};
+  bool listed = false;  // on device->mappings, under its mappings_mu
 };
 
 // The kinds of claim on memory (rig.txt, Claims), counted apart: read
@@ -170,6 +177,11 @@ void collect_early(Allocation *a);
 // nullptr where d cannot map a's memory.
 Mapping *hold_mapping(Allocation *a, rig_device_t *d);
 void release_mapping(Allocation *a, Mapping *m);
+// Gives back every mapping of other memory that the lost device d holds
+// once d has stopped, borrowed or kept for copies alike (STOP-04,
+// STOP-05): no work of d can use them any more.  The records stay with
+// their memory until the borrows over them go.
+void return_mappings(rig_device_t *d);
 // The mapping through which d copies a's memory directly, made once and
 // kept until the memory returns; nullptr where d cannot map it.
 Mapping *copy_mapping(Allocation *a, rig_device_t *d);

@@ -158,6 +158,9 @@ rig_status_t rig_buffer_borrow(rig_device_t *d, rig_buffer_t *b, rig_buffer_t **
     *out = nullptr;
     require_device(d);
     require_buffer(b, "the buffer");
+    // A borrow on a lost device returns what it held once it has stopped
+    // (STOP-05), then answers that it is lost.
+    if (d->is_lost()) reclaim_stopped(d);
     require_live(d);
     // A borrow is a use of b: b's own device lost loses it (LMEM-07).
     if (b->device->is_lost()) throw_lost(b->device);

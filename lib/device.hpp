@@ -28,6 +28,7 @@
 namespace rig {
 struct Allocation;
 struct CachedBlock;
+struct Mapping;
 }
 
 struct rig_device : rig::HandleRecord<rig::HandleType::Device> {
@@ -72,6 +73,11 @@ struct rig_device : rig::HandleRecord<rig::HandleType::Device> {
   // Stamps, unordered uses and queue waits of others that name the device:
   // its record is retired only once none does.
   std::atomic<int64_t> named{0};
+  // The device's mappings of other memory (rig::Mapping), so that they go
+  // back once it has stopped lost (rig::return_mappings).  A leaf lock:
+  // nothing is taken while it is held.
+  rig::Mutex mappings_mu;
+  std::vector<rig::Mapping *> mappings;
   bool record_retired = false;  // by the registry, under its lock
 
   rig_device() = default;

@@ -131,6 +131,8 @@ struct Engine {
   std::atomic<uint64_t> word{0};
   bool stopping = false;
   uint64_t last = 0;  // the value a stop writes once no work runs
+  bool running = false;       // the worker runs a value's parts
+  bool last_written = false;  // the word holds last, for good (DRV-97)
   Knobs knobs;
   std::atomic<int64_t> latency_us;
   // Injected faults (sim_inject.h).
@@ -180,7 +182,7 @@ struct Engine {
     if (!sigismember(&now, SIGINT) || !sigismember(&now, SIGTERM)) calls_unmasked++;
   }
   bool allocs_raise = false;
-  std::atomic<int64_t> stops{0}, frees{0}, maps{0};
+  std::atomic<int64_t> stops{0}, frees{0}, maps{0}, unmaps{0};
   std::atomic<bool> word_freed{false};  // own_word: rig freed the word's region
   // The copy engine's worker takes the copy queue's parts of the value the
   // compute queue's worker runs (Dispatch).
@@ -194,12 +196,21 @@ struct Engine {
   }
 };
 
+// Writes the value the worker's work reached, and then runs none.
 void raise_word(Engine &e, uint64_t v) {
   {
     std::lock_guard<std::mutex> g(e.mu);
     e.word.store(v, std::memory_order_release);
+    e.running = false;
   }
   e.moved.notify_all();
+}
+
+// With the engine's lock held: writes the stop's last value, once.
+void write_last(Engine &e) {
+  if (e.last_written) return;
+  e.word.store(e.last, std::memory_order_release);
+  e.last_written = true;
 }
 
 // Returns false if a stop came while the queue waited.
@@ -354,15 +365,17 @@ void run(std::shared_ptr<Engine> engine) {
     }
     if (!wait_words(e, w)) break;
     {
+      std::unique_lock<std::mutex> g(e.mu);
+      if (e.stopping) break;  // the stop came first, and dropped the work
       // An injected fault or hang: the work never completes, and the
       // queues run nothing more until the stop.
-      std::unique_lock<std::mutex> g(e.mu);
       if (w.value >= e.fault_value || w.value >= e.hang_value) {
         if (w.value >= e.fault_value) e.faulted = true;
         e.moved.notify_all();
         e.cv.wait(g, [&] { return e.stopping; });
         break;
       }
+      e.running = true;
     }
     auto start = std::chrono::steady_clock::now();
     run_parts(e, w);
@@ -373,7 +386,11 @@ void run(std::shared_ptr<Engine> engine) {
   }
   e.copy_cv.notify_all();
   // Stopped: no work of the device runs any more.
-  raise_word(e, e.last);
+  {
+    std::lock_guard<std::mutex> g(e.mu);
+    write_last(e);
+  }
+  e.moved.notify_all();
 }
 
 // Ends a counted call of the contract's bookkeeping.
@@ -408,7 +425,7 @@ class SimDevice final : public DriverDevice {
     }
     inject_ = {sizeof inject_, this,   fault_at, hang_at, fail_submits, fail_commits, sleeps_raise, allocs_fail,
                set_latency_us, stops,  frees,    maps,    grow_every,   grows,       calls_inside_lock,
-               calls_unmasked, breaches, entries_refuse};
+               calls_unmasked, breaches, entries_refuse, unmaps};
     facts_.capabilities = {{RIG_SIM_INJECT_KEY, &inject_}};
     std::thread(run, engine_).detach();
     std::thread(run_copies, engine_).detach();
@@ -456,6 +473,7 @@ class SimDevice final : public DriverDevice {
       delete region;
       return;
     }
+    if (!region->block) e.unmaps++;
     // Every map_peer region over a region goes before it (DRV-32).
     if (region->peer_maps.load() > 0) e.breach("free of a region that a peer still maps");
     if (region->maps) region->maps->peer_maps--;
@@ -663,8 +681,11 @@ class SimDevice final : public DriverDevice {
       e.ready.clear();
       e.last = last;
       e.stopping = true;
+      // With no work running the word shows last as the stop returns
+      // (DRV-92); otherwise the worker writes it once its work has ended.
+      if (!e.running) write_last(e);
     }
-    // The worker writes last once the work it runs, if any, has ended.
+    e.moved.notify_all();
     e.cv.notify_all();
     e.copy_cv.notify_all();
   }
@@ -725,6 +746,7 @@ class SimDevice final : public DriverDevice {
   static int64_t stops(void *d) { return engine(d).stops.load(); }
   static int64_t frees(void *d) { return engine(d).frees.load(); }
   static int64_t maps(void *d) { return engine(d).maps.load(); }
+  static int64_t unmaps(void *d) { return engine(d).unmaps.load(); }
   static void grow_every(void *d, int n, int64_t short_bytes) {
     locked(d, [&](Engine &e) {
       e.grow_every = n;

@@ -57,6 +57,10 @@ typedef struct rig_sim_inject {
   /* The next n entry calls answer that the device cannot run the function
    * (std::invalid_argument, which loses nothing: ERR-22). */
   void (*entries_refuse)(void *device, int n);
+  /* The frees rig made of mappings (map_host and map_peer regions), of
+   * the frees counted above: maps less unmaps are the device's live
+   * mappings. */
+  int64_t (*unmaps)(void *device);
 } rig_sim_inject_t;
 
 #ifdef __cplusplus

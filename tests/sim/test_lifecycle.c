@@ -10,8 +10,8 @@
  *
  * Asserts: LOSS-01, LOSS-04, LOSS-07, LOSS-08, LOSS-09, LOSS-11, LOSS-13,
  *   LOSS-15; LMEM-05, LMEM-06, LMEM-07, LMEM-08, LMEM-09, LMEM-10, LMEM-11,
- *   LMEM-12; STOP-02, STOP-08, STOP-09, STOP-10, STOP-11, STOP-12, STOP-14,
- *   STOP-16, STOP-18, STOP-20, STOP-21, STOP-22, STOP-30; DEV-05, DEV-16,
+ *   LMEM-12; STOP-02, STOP-04, STOP-05, STOP-08, STOP-09, STOP-10, STOP-11,
+ *   STOP-12, STOP-14, STOP-16, STOP-18, STOP-20, STOP-21, STOP-22, STOP-30; DEV-05, DEV-16,
  *   DEV-12 (a stopped device leaves its slot), PROP-03, TL-15, TL-19
  *   (signaled of a lost, stopped device reads its word); LOCAL-04 (also
  *   against a get racing the stop's drops),
@@ -32,9 +32,6 @@
  *   STOP-01, STOP-07: observed through STOP-02/STOP-16 (memory returns once
  *     the stop returned and the word shows the last value), not apart.
  *   STOP-03, STOP-24..26: rig.h has no submissions that keep values.
- *   STOP-04, STOP-05: when a lost device's borrow mappings return is not
- *     observable but through the maps/frees counters, which count both
- *     mappings and memory; not asserted.
  *   STOP-06, STOP-15: "for the rest of the process" of a device that never
  *     stops is not testable in finite time beyond STOP-02.
  *   STOP-13: test of rig_fail (a process fails once: its own suite).
@@ -369,6 +366,45 @@ Test(lifecycle, an_open_of_the_name_runs_the_owed_stop) {
   CHECK_OK(rig_buffer_fill(b, 1), "the new device runs work");
   rig_buffer_unref(b);
   CHECK_OK(rig_close(fresh));
+}
+
+Test(lifecycle, a_device_stopped_when_its_stop_returns_gives_its_mappings_back_then) {
+  /* STOP-04: the faulted sim runs no work when close calls its stop, so
+   * it writes its last value before the stop returns (DRV-92). */
+  rig_device_t *d = open_with("SIM:76", "latency_us=0");
+  rig_buffer_t *host = create_host(), *borrowed = NULL, *b = create(d, 4096);
+  CHECK_OK(rig_buffer_borrow(d, host, &borrowed));
+  cr_assert_eq(sim_live_mappings(d), 1, "the borrow maps the host buffer once");
+  sim_fault_next(d, "injected fault");
+  expect_fault_loses(d, submit_fill(b, 2), "injected fault");
+  CHECK_OK(rig_close(d));
+  cr_assert_eq(sim_stops(d), 1);
+  cr_assert_eq(sim_live_mappings(d), 0, "STOP-04: the lost device's mapping outlived its stop, the borrow still held");
+  rig_buffer_unref(borrowed);
+  rig_buffer_unref(b);
+  rig_buffer_unref(host);
+}
+
+Test(lifecycle, a_device_stopped_after_its_stop_gives_its_mappings_back_at_the_next_reclaim) {
+  /* STOP-05: a fill of 1.5 s outlasts the hang bound of 100 ms, so the
+   * wait loses the device while the fill still runs, and the device stops
+   * after close's stop returns; its mapping must stay while the work may
+   * run, and go back at the first reclamation once it stopped. */
+  rig_device_t *d = open_with("SIM:84", "latency_us=0,hang_ms=100");
+  rig_buffer_t *host = create_host(), *borrowed = NULL, *b = create(d, 4096);
+  CHECK_OK(rig_buffer_borrow(d, host, &borrowed));
+  const rig_sim_inject_t *inj = sim_inject(d);
+  inj->set_latency_us(inj->device, 1500000);
+  CHECK_LOST(d, rig_point_wait(submit_fill(b, 3)), "a wait past the hang bound");
+  CHECK_OK(rig_close(d));
+  cr_assert_eq(sim_live_mappings(d), 1, "the mapping went back while the lost device's work may still run");
+  await_stopped(d);
+  cr_assert_eq(sim_live_mappings(d), 1, "the mapping went back before any call that returns it");
+  CHECK_OK(rig_free_cache(d));
+  cr_assert_eq(sim_live_mappings(d), 0, "STOP-05: the first free_cache after the stop kept the mapping");
+  rig_buffer_unref(borrowed);
+  rig_buffer_unref(b);
+  rig_buffer_unref(host);
 }
 
 /* Values per device: counts the drops, and the stops the device's driver

@@ -232,6 +232,11 @@ int64_t sim_frees(const rig_device_t *d) {
   return inj->frees(inj->device);
 }
 
+int64_t sim_live_mappings(const rig_device_t *d) {
+  const rig_sim_inject_t *inj = sim_inject(d);
+  return inj->maps(inj->device) - inj->unmaps(inj->device);
+}
+
 void sim_fault_next(const rig_device_t *d, const char *why) {
   const rig_sim_inject_t *inj = sim_inject(d);
   inj->fault_at(inj->device, rig_submitted(d) + 1, why);

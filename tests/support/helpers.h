@@ -105,6 +105,9 @@ const rig_sim_inject_t *sim_inject(const rig_device_t *d);
 int64_t sim_stops(const rig_device_t *d);
 /* The driver frees rig made on the sim device d. */
 int64_t sim_frees(const rig_device_t *d);
+/* The sim device d's live mappings (map_host and map_peer regions rig made
+ * and has not freed). */
+int64_t sim_live_mappings(const rig_device_t *d);
 /* Makes the work of the sim d's next value, and every later value's, fault
  * with why: work submitted from now on is work d never reaches. */
 void sim_fault_next(const rig_device_t *d, const char *why);
