@@ -9,10 +9,15 @@
  *   signal_mask     the block and restore of every signal, the mask rig
  *                   makes around a driver's calls unless its facts say
  *                   they are signal-safe (ERR-06): two system calls.
- * The three latencies run pinned (placement.h): this process on one CPU,
- * the ping-pong's child and every thread of rigd on another.
+ * The latencies run pinned (placement.h): this process on one CPU, the
+ * ping-pong's child and every thread of rigd on another; and the
+ * ping-pong's trips and fill_rigd's run in turn, ROUND of each at a time,
+ * so that both cross the CPUs the machine gives the run at that moment
+ * (on a virtual machine the two CPUs' distance changes under a run).
  * `fill_rigd_masks_per_trip` counts the pthread_sigmask calls rig made on
- * this thread during fill_rigd's trips (mask_calls.h interposes it).
+ * this thread during the fills' rounds, per fill_rigd trip (mask_calls.h
+ * interposes it; the in-process MEM:0 is signal-safe as well, so any mask
+ * it made would count against rigd).
  * Then `rigd_submits_K: N /s`, the fills per second that K client processes
  * (1, 2, 4, 8) submit through rigd together, each waiting every 64; and
  * `rigd_idle_cpu: X %`, the share of one core rigd uses once its clients
@@ -36,6 +41,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -44,12 +50,16 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define WARMUP 2000
 #define TRIPS 20000
+/* The trips of the ping-pong and of rigd's fills run in turn, this many of
+ * each at a time. */
+#define ROUND 500
 #define FILL_BYTES 4096
 /* Submissions between two waits of a client, and how long a client submits. */
 #define CLIENT_BATCH 64
@@ -67,31 +77,56 @@
 
 /* ---- latency ----------------------------------------------------------- */
 
-/* One round trip, the i-th (from 1) of WARMUP + TRIPS. */
+/* One round trip, the i-th (from 1) of its series. */
 typedef void (*trip_fn)(void *context, uint64_t i);
 
 typedef struct latency {
   double p50, p99;
 } latency;
 
+/* A series of round trips: WARMUP untimed, then TRIPS timed. */
+typedef struct series {
+  trip_fn trip;
+  void *context;
+  uint64_t next; /* the next trip's number, from 1 */
+  double *ns;    /* the timed trips' nanoseconds */
+} series;
+
+static series series_make(trip_fn trip, void *context) {
+  series s = {trip, context, 1, malloc(TRIPS * sizeof(double))};
+  if (!s.ns) bench_fail("out of memory");
+  return s;
+}
+
+/* Runs the series' next n trips. */
+static void series_run(series *s, uint64_t n) {
+  for (uint64_t k = 0; k < n && s->next <= WARMUP + TRIPS; k++, s->next++) {
+    double start = bench_now_ns();
+    s->trip(s->context, s->next);
+    if (s->next > WARMUP) s->ns[s->next - WARMUP - 1] = bench_now_ns() - start;
+  }
+}
+
+static bool series_done(const series *s) { return s->next > WARMUP + TRIPS; }
+
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
-static latency measure_trips(trip_fn trip, void *context) {
-  double *ns = malloc(TRIPS * sizeof *ns);
-  if (!ns) bench_fail("out of memory");
-  for (uint64_t i = 1; i <= WARMUP; i++) trip(context, i);
-  for (uint64_t i = 0; i < TRIPS; i++) {
-    double start = bench_now_ns();
-    trip(context, WARMUP + 1 + i);
-    ns[i] = bench_now_ns() - start;
-  }
-  qsort(ns, TRIPS, sizeof *ns, compare_doubles);
-  latency l = {ns[TRIPS / 2], ns[TRIPS * 99 / 100]};
-  free(ns);
+/* The p50 and p99 of a finished series, whose samples it frees. */
+static latency series_latency(series *s) {
+  qsort(s->ns, TRIPS, sizeof *s->ns, compare_doubles);
+  latency l = {s->ns[TRIPS / 2], s->ns[TRIPS * 99 / 100]};
+  free(s->ns);
+  s->ns = NULL;
   return l;
+}
+
+static latency measure_trips(trip_fn trip, void *context) {
+  series s = series_make(trip, context);
+  series_run(&s, WARMUP + TRIPS);
+  return series_latency(&s);
 }
 
 static void print_latency(const char *name, latency l) {
@@ -102,11 +137,21 @@ static void print_latency(const char *name, latency l) {
 /* ---- baseline: shared-memory ping-pong ---------------------------------- */
 
 /* Each word on a cache line of its own: a write of one does not move the
- * other's line. */
+ * other's line.  `serving` is the child's futex word: 1 while it answers
+ * pings, 0 while it sleeps (so that rigd's round trips, run in turn with
+ * the ping-pong's, have its CPU), 2 once it is to exit. */
 typedef struct pingpong {
   _Alignas(64) _Atomic uint64_t ping;
   _Alignas(64) _Atomic uint64_t pong;
+  _Alignas(64) _Atomic uint32_t serving;
+  pid_t child;
 } pingpong;
+
+static void futex_wait_u32(_Atomic uint32_t *word, uint32_t seen) {
+  syscall(SYS_futex, word, FUTEX_WAIT, seen, NULL, NULL, 0);
+}
+
+static void futex_wake_u32(_Atomic uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0); }
 
 static void pingpong_trip(void *context, uint64_t i) {
   pingpong *words = context;
@@ -115,23 +160,58 @@ static void pingpong_trip(void *context, uint64_t i) {
   }
 }
 
-static latency measure_pingpong(const placement *where) {
+_Noreturn static void pingpong_child(pingpong *words) {
+  uint64_t answered = 0;
+  for (;;) {
+    uint32_t serving;
+    while ((serving = atomic_load_explicit(&words->serving, memory_order_acquire)) == 0)
+      futex_wait_u32(&words->serving, 0);
+    if (serving == 2) _exit(0);
+    while (atomic_load_explicit(&words->serving, memory_order_relaxed) == 1) {
+      uint64_t ping = atomic_load_explicit(&words->ping, memory_order_acquire);
+      if (ping != answered) atomic_store_explicit(&words->pong, answered = ping, memory_order_release);
+    }
+  }
+}
+
+/* The ping-pong's child, on the far CPU, asleep until a series runs. */
+static pingpong *pingpong_start(const placement *where) {
   pingpong *words = mmap(NULL, sizeof *words, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (words == MAP_FAILED) bench_fail("mmap of the shared page failed");
-  pid_t child = fork_child(SIGKILL);
-  if (child == 0) {
+  words->child = fork_child(SIGKILL);
+  if (words->child == 0) {
     placement_put(where, 0, where->far_cpu);
-    for (uint64_t i = 1; i <= WARMUP + TRIPS; i++) {
-      while (atomic_load_explicit(&words->ping, memory_order_acquire) != i) {
-      }
-      atomic_store_explicit(&words->pong, i, memory_order_release);
-    }
-    _exit(0);
+    pingpong_child(words);
   }
-  latency l = measure_trips(pingpong_trip, words);
-  if (!reap(child)) bench_fail("the ping-pong child failed");
+  return words;
+}
+
+static void pingpong_serve(pingpong *words, uint32_t serving) {
+  atomic_store_explicit(&words->serving, serving, memory_order_release);
+  if (serving != 0) futex_wake_u32(&words->serving);
+}
+
+static void pingpong_stop(pingpong *words) {
+  pingpong_serve(words, 2);
+  if (!reap(words->child)) bench_fail("the ping-pong child failed");
   munmap(words, sizeof *words);
-  return l;
+}
+
+/* Runs the ping-pong's series and the n others in turn with it, ROUND
+ * trips of each at a time, so that all see the same CPUs as the machine
+ * moves them: each round of the ping-pong starts with an untimed trip,
+ * which wakes its child. */
+static latency measure_beside_pingpong(pingpong *words, series *others, int n) {
+  series ping = series_make(pingpong_trip, words);
+  uint64_t woken = 0;
+  while (!series_done(&ping)) {
+    pingpong_serve(words, 1);
+    pingpong_trip(words, UINT64_MAX - woken++);
+    series_run(&ping, ROUND);
+    pingpong_serve(words, 0);
+    for (int k = 0; k < n; k++) series_run(&others[k], ROUND);
+  }
+  return series_latency(&ping);
 }
 
 /* ---- fills ----------------------------------------------------------------- */
@@ -142,19 +222,20 @@ static void fill_trip(void *context, uint64_t i) {
   BENCH_CHECK(rig_point_wait(p));
 }
 
-/* Times fill_trip on a new buffer of d, then checks the buffer holds the
- * last fill's bytes: a fill that did nothing would be timed for nothing. */
-static latency measure_fills(rig_device_t *d) {
-  rig_buffer_t *b = NULL;
-  BENCH_CHECK(rig_buffer_create(d, FILL_BYTES, RIG_MEMORY_DEVICE, &b));
-  latency l = measure_trips(fill_trip, b);
+/* Checks b holds the last fill's bytes: a fill that did nothing would be
+ * timed for nothing. */
+static void check_last_fill(rig_buffer_t *b) {
   uint8_t bytes[FILL_BYTES];
   BENCH_CHECK(rig_buffer_blit_to_bytes(b, 0, bytes, FILL_BYTES, 0, FILL_BYTES));
   uint8_t last = (uint8_t)(WARMUP + TRIPS);
   for (size_t i = 0; i < FILL_BYTES; i++)
     if (bytes[i] != last) bench_fail("a fill did not land: the buffer lacks the last fill's bytes");
-  rig_buffer_unref(b);
-  return l;
+}
+
+static rig_buffer_t *fill_buffer(rig_device_t *d) {
+  rig_buffer_t *b = NULL;
+  BENCH_CHECK(rig_buffer_create(d, FILL_BYTES, RIG_MEMORY_DEVICE, &b));
+  return b;
 }
 
 /* ---- the floor under a driver call: its signal mask ------------------------ */
@@ -344,12 +425,8 @@ int main(void) {
   placement where = placement_choose();
   placement_print(&where);
   placement_put(&where, 0, where.near_cpu);
-  latency pingpong = measure_pingpong(&where);
-  print_latency("pingpong", pingpong);
   rig_device_t *mem = NULL;
   BENCH_CHECK(rig_memory_device("MEM:0", &mem));
-  latency inprocess = measure_fills(mem);
-  print_latency("fill_inprocess", inprocess);
   latency mask = measure_mask();
   print_latency("signal_mask", mask);
 
@@ -358,18 +435,39 @@ int main(void) {
   rig_device_t *proxy = NULL;
   rig_status_t opened = rig_open("MEM:0@rigd", NULL, &proxy);
   double launches_local = 0, launches_rigd = 0;
-  latency rigd = {0, 0};
+  latency rigd = {0, 0}, ping, inprocess;
   double masks_per_trip = 0, clients[MAX_CLIENTS + 1] = {0};
+  pingpong *words = pingpong_start(&where);
+  rig_buffer_t *local = fill_buffer(mem);
   if (opened != RIG_OK) {
     fprintf(stderr, "rig_open(\"MEM:0@rigd\"): %s: %s\n", rig_status_name(opened), rig_last_error());
+    series fills = series_make(fill_trip, local);
+    ping = measure_beside_pingpong(words, &fills, 1);
+    pingpong_stop(words);
+    inprocess = series_latency(&fills);
+    check_last_fill(local);
+    rig_buffer_unref(local);
+    print_latency("pingpong", ping);
+    print_latency("fill_inprocess", inprocess);
   } else {
     placement_put(&where, rigd_pid, where.far_cpu);
+    rig_buffer_t *served = fill_buffer(proxy);
+    series fills[2] = {series_make(fill_trip, local), series_make(fill_trip, served)};
     uint64_t masks_before = mask_calls();
-    rigd = measure_fills(proxy);
+    ping = measure_beside_pingpong(words, fills, 2);
     masks_per_trip = (double)(mask_calls() - masks_before) / (WARMUP + TRIPS);
+    pingpong_stop(words);
+    inprocess = series_latency(&fills[0]);
+    rigd = series_latency(&fills[1]);
+    check_last_fill(local);
+    check_last_fill(served);
+    rig_buffer_unref(local);
+    rig_buffer_unref(served);
     /* The throughputs below run where the scheduler puts them. */
     placement_put(&where, rigd_pid, -1);
     placement_put(&where, 0, -1);
+    print_latency("pingpong", ping);
+    print_latency("fill_inprocess", inprocess);
     print_latency("fill_rigd", rigd);
     printf("fill_rigd_masks_per_trip: %.2f\n", masks_per_trip);
     BENCH_CHECK(rig_close(proxy));
@@ -391,8 +489,8 @@ int main(void) {
   printf("rigd_idle_cpu: %.1f %%\n", measure_idle_cpu());
   bool stopped = stop_rigd();
   if (opened == RIG_OK) {
-    printf("ratio rigd_vs_pingpong_p50: %.2f (goal: at most 3)\n", rigd.p50 / pingpong.p50);
-    printf("ratio rigd_vs_pingpong_p99: %.2f\n", rigd.p99 / pingpong.p99);
+    printf("ratio rigd_vs_pingpong_p50: %.2f (goal: at most 3)\n", rigd.p50 / ping.p50);
+    printf("ratio rigd_vs_pingpong_p99: %.2f\n", rigd.p99 / ping.p99);
     printf("ratio rigd_vs_inprocess_p50: %.2f (goal: at most 4)\n", rigd.p50 / inprocess.p50);
     printf("ratio rigd_vs_inprocess_p99: %.2f\n", rigd.p99 / inprocess.p99);
     printf("ratio signal_mask_share_of_rigd: %.3f (goal: 0)\n", masks_per_trip / 2 * mask.p50 / rigd.p50);
