@@ -15,8 +15,8 @@ namespace rig::net::wire {
 using Refused = std::optional<Error>;
 
 Refused check_count(std::string_view subject, uint64_t count, uint64_t min, uint64_t max, std::string_view noun) {
-  if (count < min) return refusal(subject, " of ", count, " ", noun, ", at least ", min);
-  if (count > max) return refusal(subject, " of ", count, " ", noun, ", at most ", max);
+  if (count < min) return refusal(subject, " of ", count_of(count, noun), ", at least ", min);
+  if (count > max) return refusal(subject, " of ", count_of(count, noun), ", at most ", max);
   return {};
 }
 
@@ -25,8 +25,8 @@ namespace {
 // Each check below is nothing, or why field of subject breaks its rule.
 
 Refused check_length(std::string_view subject, std::string_view field, uint64_t bytes, uint64_t min, uint64_t max) {
-  if (bytes < min) return refusal(subject, ": ", field, " of ", bytes, " bytes, at least ", min);
-  if (bytes > max) return refusal(subject, ": ", field, " of ", bytes, " bytes, at most ", max);
+  if (bytes < min) return refusal(subject, ": ", field, " of ", count_of(bytes, "bytes"), ", at least ", min);
+  if (bytes > max) return refusal(subject, ": ", field, " of ", count_of(bytes, "bytes"), ", at most ", max);
   return {};
 }
 
@@ -70,7 +70,7 @@ Refused check_id(std::string_view subject, std::string_view field, uint64_t id) 
 Refused check_range(std::string_view subject, std::string_view field, uint64_t offset, uint64_t bytes) {
   if (auto refused = check_positive(subject, "bytes", bytes)) return refused;
   if (bytes > std::numeric_limits<uint64_t>::max() - offset)
-    return refusal(subject, ": ", field, " ", offset, " plus ", bytes, " bytes overflows 64 bits");
+    return refusal(subject, ": ", field, " ", offset, " plus ", count_of(bytes, "bytes"), " overflows 64 bits");
   return {};
 }
 
@@ -99,7 +99,8 @@ Refused check_devices(const Devices &devices) {
     if (ids[i].first == ids[i - 1].first)
       return refusal(subject, ": devices ", ids[i - 1].second, " and ", ids[i].second, " both have id ",
                      ids[i].first);
-  if (ids.empty() || ids[0].first != 0) return refusal(subject, " of ", ids.size(), " devices has no host (id 0)");
+  if (ids.empty() || ids[0].first != 0)
+    return refusal(subject, " of ", count_of(ids.size(), "devices"), " has no host (id 0)");
   std::vector<uint32_t> sorted_ids;
   for (auto [id, index] : ids) sorted_ids.push_back(id);
   for (size_t i = 0; i < devices.accounts.size(); i++) {

@@ -80,6 +80,7 @@ class Reader {
   // read and checked before any item is: at most max (and at least min),
   // and not more than the bytes left hold.  0 where it fails.
   uint32_t list(const char *noun, uint64_t min, uint64_t max, uint64_t item_min) {
+    if (!item_) count_noun_ = nullptr;  // the subject counts this list once read
     uint32_t count = u32(noun);
     if (!ok()) return 0;
     std::string of = item_ ? words(subject(), ": ", where()) : subject();
@@ -100,7 +101,7 @@ class Reader {
     std::string s = a_kind(kind_);
     if (number_) s += words(" ", *number_);
     if (op_) s += words(" (", an_op(op_), ")");
-    if (count_noun_) s += words(" of ", count_, " ", count_noun_);
+    if (count_noun_) s += words(" of ", count_of(count_, count_noun_));
     return s;
   }
   // "part 2 (a LAUNCH)'s ref 1", or "" outside every list.
@@ -355,8 +356,8 @@ Message read_fields(Reader &r, Kind kind) {
 
 Result<Message> decode_checked(std::span<const uint8_t> bytes) {
   if (bytes.size() < layout::kHeader)
-    return refusal("a message of ", bytes.size(), " bytes ends before its kind and version (", layout::kHeader,
-                   " bytes)");
+    return refusal("a message of ", count_of(bytes.size(), "bytes"), " ends before its kind and version (",
+                   layout::kHeader, " bytes)");
   uint16_t kind_number = static_cast<uint16_t>(bytes[0] | bytes[1] << 8);
   uint16_t version = static_cast<uint16_t>(bytes[2] | bytes[3] << 8);
   if (!kind_name(kind_number))
@@ -369,8 +370,8 @@ Result<Message> decode_checked(std::span<const uint8_t> bytes) {
   Message message = read_fields(r, kind);
   if (!r.ok()) return std::move(*r.failure());
   if (r.at() != bytes.size())
-    return refusal(r.subject(), " ends at byte ", r.at(), ", ", bytes.size() - r.at(),
-                   bytes.size() - r.at() == 1 ? " byte" : " bytes", " before the end of its ", bytes.size());
+    return refusal(r.subject(), " ends at byte ", r.at(), ", ", count_of(bytes.size() - r.at(), "bytes"),
+                   " before the end of its ", bytes.size());
   if (auto refused = check(message)) return std::move(*refused);
   return message;
 }

@@ -34,6 +34,11 @@ Error refusal(const Pieces &...pieces) {
   return Error{words(pieces...)};
 }
 
+// "1 part", "3 parts": count, then plural (which ends in s), singular for 1.
+inline std::string count_of(uint64_t count, std::string_view plural) {
+  return words(count, " ", count == 1 ? plural.substr(0, plural.size() - 1) : plural);
+}
+
 // "a HANDOVER", "an ANSWER"; likewise for ops and parts.
 std::string a_kind(Kind kind);
 std::string an_op(uint16_t op);

@@ -114,3 +114,17 @@ inline void assert_encode_refuses(const wire::Message &message, const std::strin
   cr_assert(bytes.error().message == why, "refused with \"%s\", not \"%s\"", bytes.error().message.c_str(),
             why.c_str());
 }
+
+// The message and its bytes, which the encoder writes and the decoder
+// reads back.
+inline void assert_accepted(const wire::Message &message, const Raw &raw) {
+  cr_assert(encoded(message) == raw.bytes, "the message encodes to other bytes than its layout");
+  cr_assert(decoded(raw.bytes) == message, "the bytes decode to another message");
+}
+
+// The encoder refuses the message and the decoder its bytes.
+inline void assert_refused(const wire::Message &message, const std::string &encode_why, const Raw &raw,
+                           const std::string &decode_why) {
+  assert_encode_refuses(message, encode_why);
+  assert_decode_refuses(raw.bytes, decode_why);
+}
