@@ -74,8 +74,7 @@ Refused check_range(std::string_view subject, std::string_view field, uint64_t o
   return {};
 }
 
-Refused check_account(const std::string &subject, const Account &account,
-                      const std::vector<uint32_t> &sorted_ids) {
+Refused check_account(const std::string &subject, const Account &account, const std::vector<uint32_t> &sorted_ids) {
   if (auto refused = check_name(subject, "name", account.name)) return refused;
   if (auto refused = check_name(subject, "arch", account.arch)) return refused;
   if (auto refused = check_count(subject, account.reach.size(), 0, kDevicesMax, "reach ids")) return refused;
@@ -97,8 +96,7 @@ Refused check_devices(const Devices &devices) {
   std::ranges::sort(ids);
   for (size_t i = 1; i < ids.size(); i++)
     if (ids[i].first == ids[i - 1].first)
-      return refusal(subject, ": devices ", ids[i - 1].second, " and ", ids[i].second, " both have id ",
-                     ids[i].first);
+      return refusal(subject, ": devices ", ids[i - 1].second, " and ", ids[i].second, " both have id ", ids[i].first);
   if (ids.empty() || ids[0].first != 0)
     return refusal(subject, " of ", count_of(ids.size(), "devices"), " has no host (id 0)");
   std::vector<uint32_t> sorted_ids;
@@ -158,8 +156,7 @@ Refused check_launch(const std::string &subject, const Launch &launch) {
     if (auto refused = check_positive(subject, words("grid", axes[axis]), launch.grid[axis])) return refused;
     if (auto refused = check_positive(subject, words("group", axes[axis]), launch.group[axis])) return refused;
   }
-  if (auto refused = check_length(subject, "parameters", launch.parameters.size(), 0, kParametersMax))
-    return refused;
+  if (auto refused = check_length(subject, "parameters", launch.parameters.size(), 0, kParametersMax)) return refused;
   if (auto refused = check_count(subject, launch.refs.size(), 0, kRefsMax, "refs")) return refused;
   std::vector<std::pair<uint32_t, size_t>> slots;  // parameter offset, ref
   for (size_t i = 0; i < launch.refs.size(); i++) {
@@ -167,8 +164,7 @@ Refused check_launch(const std::string &subject, const Launch &launch) {
     std::string ref_subject = words(subject, "'s ref ", i);
     if (auto refused = check_id(ref_subject, "object", ref.object)) return refused;
     uint64_t at = ref.parameter_offset;
-    if (at % kRefBytes != 0)
-      return refusal(ref_subject, ": parameter offset ", at, ", not a multiple of ", kRefBytes);
+    if (at % kRefBytes != 0) return refusal(ref_subject, ": parameter offset ", at, ", not a multiple of ", kRefBytes);
     if (at + kRefBytes > launch.parameters.size())
       return refusal(ref_subject, ": parameter offset ", at, " ends at byte ", at + kRefBytes,
                      ", past the parameters' ", launch.parameters.size());
@@ -178,8 +174,8 @@ Refused check_launch(const std::string &subject, const Launch &launch) {
   std::ranges::sort(slots);
   for (size_t i = 1; i < slots.size(); i++)
     if (slots[i].first == slots[i - 1].first)
-      return refusal(subject, ": refs ", slots[i - 1].second, " and ", slots[i].second,
-                     " overlap at parameter offset ", slots[i].first);
+      return refusal(subject, ": refs ", slots[i - 1].second, " and ", slots[i].second, " overlap at parameter offset ",
+                     slots[i].first);
   return {};
 }
 

@@ -28,14 +28,11 @@ class Reader {
   std::optional<Error> &failure() { return failed_; }
   size_t at() const { return at_; }
 
-  // The subject's words: the request's or answer's number, op, a list's
-  // count ("a HANDOVER of 3 parts").
+  // The subject's words: the request's or answer's number, op, and the
+  // count of the list last read outside every item ("a HANDOVER of 3
+  // parts").
   void number_is(uint64_t number) { number_ = number; }
   void op_is(uint16_t op) { op_ = op; }
-  void counted(uint64_t count, const char *noun) {
-    count_ = count;
-    count_noun_ = noun;
-  }
   // The item of a list that the next fields are of, and within it an item
   // of its own list; nullptr for none.
   void in(const char *item, size_t index, uint16_t part = 0) {
@@ -80,7 +77,7 @@ class Reader {
   // read and checked before any item is: at most max (and at least min),
   // and not more than the bytes left hold.  0 where it fails.
   uint32_t list(const char *noun, uint64_t min, uint64_t max, uint64_t item_min) {
-    if (!item_) count_noun_ = nullptr;  // the subject counts this list once read
+    if (!item_) count_noun_ = nullptr;
     uint32_t count = u32(noun);
     if (!ok()) return 0;
     std::string of = item_ ? words(subject(), ": ", where()) : subject();
@@ -88,8 +85,11 @@ class Reader {
       failed_ = std::move(refused);
       return 0;
     }
+    if (!item_) {
+      count_ = count;
+      count_noun_ = noun;
+    }
     if (!holds(count * item_min, noun)) return 0;
-    if (!item_) counted(count, noun);
     return count;
   }
 
@@ -117,8 +117,8 @@ class Reader {
   bool holds(uint64_t n, const char *field) {
     if (failed_) return false;
     if (n <= bytes_.size() - at_) return true;
-    std::string end = n <= std::numeric_limits<uint64_t>::max() - at_ ? words("at byte ", at_ + n)
-                                                                       : std::string("past byte 2^64");
+    std::string end =
+        n <= std::numeric_limits<uint64_t>::max() - at_ ? words("at byte ", at_ + n) : std::string("past byte 2^64");
     std::string in = item_ ? words(where(), "'s ", field) : std::string(field);
     failed_ = refusal(subject(), " ends ", end, " of ", bytes_.size(), ", in ", in);
     return false;

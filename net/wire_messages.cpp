@@ -11,7 +11,7 @@ bool operator==(const Data &a, const Data &b) { return std::ranges::equal(a.byte
 Kind kind_of(const Message &message) { return static_cast<Kind>(message.index() + 1); }
 
 const char *kind_name(uint16_t kind) {
-  static constexpr const char *names[] = {"DEVICES", "REQUEST", "ANSWER", "RELEASE", "HANDOVER",
+  static constexpr const char *names[] = {"DEVICES", "REQUEST", "ANSWER",  "RELEASE", "HANDOVER",
                                           "REPORT",  "BYTES",   "FAILURE", "CLOSE"};
   return kind >= 1 && kind <= std::size(names) ? names[kind - 1] : nullptr;
 }

@@ -161,17 +161,20 @@ Test(wire_bounds, alloc_bytes_of_4_pass_and_0_or_6_are_refused) {
 
 // The ids of the job's objects are fresh from the client, never 0.
 Test(wire_bounds, an_object_id_of_0_is_refused) {
-  assert_refused(Request{2, 1, 0, Alloc{3, 4}}, "a REQUEST 2 (an ALLOC): object id 0, not an object's (they start at 1)",
+  assert_refused(Request{2, 1, 0, Alloc{3, 4}},
+                 "a REQUEST 2 (an ALLOC): object id 0, not an object's (they start at 1)",
                  raw_request(2, Op::Alloc, 0).u32(3).u64(4),
                  "a REQUEST 2 (an ALLOC): object id 0, not an object's (they start at 1)");
-  assert_refused(Request{3, 1, 100, MapPeer{0}}, "a REQUEST 3 (a MAP_PEER): source id 0, not an object's (they start at 1)",
-                 raw_request(3, Op::MapPeer).u64(0),
-                 "a REQUEST 3 (a MAP_PEER): source id 0, not an object's (they start at 1)");
-  assert_refused(Request{5, 1, 100, Entry{{0, "f"}}}, "a REQUEST 5 (an ENTRY): image id 0, not an object's (they start at 1)",
+  assert_refused(
+      Request{3, 1, 100, MapPeer{0}}, "a REQUEST 3 (a MAP_PEER): source id 0, not an object's (they start at 1)",
+      raw_request(3, Op::MapPeer).u64(0), "a REQUEST 3 (a MAP_PEER): source id 0, not an object's (they start at 1)");
+  assert_refused(Request{5, 1, 100, Entry{{0, "f"}}},
+                 "a REQUEST 5 (an ENTRY): image id 0, not an object's (they start at 1)",
                  raw_request(5, Op::Entry).u64(0).text("f"),
                  "a REQUEST 5 (an ENTRY): image id 0, not an object's (they start at 1)");
   assert_refused(Release{Released::Object, 0}, "a RELEASE: object id 0, not an object's (they start at 1)",
-                 Raw().header(Kind::Release).u16(1).u64(0), "a RELEASE: object id 0, not an object's (they start at 1)");
+                 Raw().header(Kind::Release).u16(1).u64(0),
+                 "a RELEASE: object id 0, not an object's (they start at 1)");
 }
 
 // PROXY-73: an image of 1 byte to 256 MiB; the largest REQUEST is an
@@ -205,7 +208,8 @@ Test(wire_bounds, a_function_name_of_1024_bytes_passes_and_1025_none_or_a_nul_ar
                  "a REQUEST 5 (an ENTRY): function name of 0 bytes, at least 1");
   std::string nul("f\0", 2);
   assert_refused(Request{5, 1, 100, Entry{{7, nul}}}, "a REQUEST 5 (an ENTRY): function name has a NUL at byte 1",
-                 raw_request(5, Op::Entry).u64(7).text(nul), "a REQUEST 5 (an ENTRY): function name has a NUL at byte 1");
+                 raw_request(5, Op::Entry).u64(7).text(nul),
+                 "a REQUEST 5 (an ENTRY): function name has a NUL at byte 1");
 }
 
 // ---- ANSWER, RELEASE, FAILURE
@@ -232,8 +236,8 @@ Test(wire_bounds, an_answer_why_of_1024_bytes_passes_and_1025_is_refused) {
 // An answer's status is a rig status code: RIG_OK down to RIG_EIMAGE.
 Test(wire_bounds, an_answer_status_of_rig_codes_passes_and_others_are_refused) {
   assert_accepted(Answer{6, -8, 1, 2, ""}, raw_answer(-8, ""));
-  assert_refused(Answer{6, -9, 1, 2, ""}, "an ANSWER 6: status -9, not a rig status code (-8 to 0)",
-                 raw_answer(-9, ""), "an ANSWER 6: status -9, not a rig status code (-8 to 0)");
+  assert_refused(Answer{6, -9, 1, 2, ""}, "an ANSWER 6: status -9, not a rig status code (-8 to 0)", raw_answer(-9, ""),
+                 "an ANSWER 6: status -9, not a rig status code (-8 to 0)");
   assert_refused(Answer{6, 1, 1, 2, ""}, "an ANSWER 6: status 1, not a rig status code (-8 to 0)", raw_answer(1, ""),
                  "an ANSWER 6: status 1, not a rig status code (-8 to 0)");
 }

@@ -31,7 +31,8 @@ Raw raw_handover(const Handover &h) {
     if (auto *c = std::get_if<Copy>(&part))
       raw.u64(c->source).u64(c->source_offset).u64(c->target).u64(c->target_offset).u64(c->bytes);
     if (auto *p = std::get_if<Put>(&part)) raw.u64(p->target).u64(p->offset).u64(p->data.size());
-    if (auto *p = std::get_if<Put>(&part)) raw.bytes.insert(raw.bytes.end(), p->data.bytes.begin(), p->data.bytes.end());
+    if (auto *p = std::get_if<Put>(&part))
+      raw.bytes.insert(raw.bytes.end(), p->data.bytes.begin(), p->data.bytes.end());
     if (auto *g = std::get_if<Get>(&part)) raw.u64(g->source).u64(g->offset).u64(g->bytes);
     if (auto *f = std::get_if<Fill>(&part)) raw.u64(f->target).u64(f->offset).u64(f->bytes).u8(f->byte);
     if (auto *l = std::get_if<Launch>(&part)) {
@@ -61,8 +62,8 @@ const std::string kParameterBytes(kParametersMax + 1, '\x5a');
 
 // A launch of grid and group 1 1 1 over the first n parameter bytes.
 Launch launch_of(size_t parameters, std::vector<Ref> refs = {}) {
-  return Launch{1, 2, {1, 1, 1}, {1, 1, 1}, 0, data_of(std::string_view(kParameterBytes).substr(0, parameters)),
-                std::move(refs)};
+  return Launch{
+      1, 2, {1, 1, 1}, {1, 1, 1}, 0, data_of(std::string_view(kParameterBytes).substr(0, parameters)), std::move(refs)};
 }
 
 }  // namespace
@@ -104,7 +105,8 @@ Test(wire_handover_bounds, a_part_of_object_id_0_is_refused) {
                           "a HANDOVER's part 0 (a COPY): target id 0, not an object's (they start at 1)");
   assert_handover_refused(of(Put{0, 0, data_of("x")}),
                           "a HANDOVER's part 0 (a PUT): target id 0, not an object's (they start at 1)");
-  assert_handover_refused(of(Get{0, 0, 1}), "a HANDOVER's part 0 (a GET): source id 0, not an object's (they start at 1)");
+  assert_handover_refused(of(Get{0, 0, 1}),
+                          "a HANDOVER's part 0 (a GET): source id 0, not an object's (they start at 1)");
   assert_handover_refused(of(Fill{0, 0, 1, 0}),
                           "a HANDOVER's part 0 (a FILL): target id 0, not an object's (they start at 1)");
   Launch launch = launch_of(0);
@@ -123,10 +125,12 @@ Test(wire_handover_bounds, an_offset_plus_bytes_past_2_64_is_refused) {
   assert_handover_accepted(of(Put{1, kMax64 - 1, data_of("x")}));
   assert_handover_accepted(of(Get{1, kMax64 - 5, 5}));
   assert_handover_accepted(of(Fill{1, 1, kMax64 - 1, 0}));
-  assert_handover_refused(of(Copy{1, kMax64, 2, 0, 1}),
-                          "a HANDOVER's part 0 (a COPY): source offset 18446744073709551615 plus 1 byte overflows 64 bits");
-  assert_handover_refused(of(Copy{1, 0, 2, 2, kMax64 - 1}),
-                          "a HANDOVER's part 0 (a COPY): target offset 2 plus 18446744073709551614 bytes overflows 64 bits");
+  assert_handover_refused(
+      of(Copy{1, kMax64, 2, 0, 1}),
+      "a HANDOVER's part 0 (a COPY): source offset 18446744073709551615 plus 1 byte overflows 64 bits");
+  assert_handover_refused(
+      of(Copy{1, 0, 2, 2, kMax64 - 1}),
+      "a HANDOVER's part 0 (a COPY): target offset 2 plus 18446744073709551614 bytes overflows 64 bits");
   assert_handover_refused(of(Put{1, kMax64 - 1, data_of("xy")}),
                           "a HANDOVER's part 0 (a PUT): offset 18446744073709551614 plus 2 bytes overflows 64 bits");
   assert_handover_refused(of(Get{1, kMax64 - 4, 5}),
@@ -140,13 +144,13 @@ Test(wire_handover_bounds, a_launch_of_a_grid_or_group_size_0_is_refused) {
   for (size_t axis = 0; axis < 3; axis++) {
     Launch launch = launch_of(8);
     launch.grid[axis] = 0;
-    assert_handover_refused(of(launch), std::string("a HANDOVER's part 0 (a LAUNCH): grid ") + axes[axis] +
-                                            " 0, at least 1");
+    assert_handover_refused(of(launch),
+                            std::string("a HANDOVER's part 0 (a LAUNCH): grid ") + axes[axis] + " 0, at least 1");
     launch.grid[axis] = 0xffffffff;
     assert_handover_accepted(of(launch));
     launch.group[axis] = 0;
-    assert_handover_refused(of(launch), std::string("a HANDOVER's part 0 (a LAUNCH): group ") + axes[axis] +
-                                            " 0, at least 1");
+    assert_handover_refused(of(launch),
+                            std::string("a HANDOVER's part 0 (a LAUNCH): group ") + axes[axis] + " 0, at least 1");
   }
 }
 
@@ -208,8 +212,9 @@ Test(wire_handover_bounds, bytes_of_value_0_none_or_past_2_64_are_refused) {
                  "a BYTES: value 0, at least 1");
   assert_refused(Bytes{1, 2, 0, 0, data_of("")}, "a BYTES: bytes 0, at least 1", raw_bytes(2, 0, 0, ""),
                  "a BYTES: bytes 0, at least 1");
-  assert_refused(Bytes{1, 2, 0, kMax64, data_of("b")}, "a BYTES: offset 18446744073709551615 plus 1 byte overflows 64 bits",
-                 raw_bytes(2, 0, kMax64, "b"), "a BYTES: offset 18446744073709551615 plus 1 byte overflows 64 bits");
+  assert_refused(Bytes{1, 2, 0, kMax64, data_of("b")},
+                 "a BYTES: offset 18446744073709551615 plus 1 byte overflows 64 bits", raw_bytes(2, 0, kMax64, "b"),
+                 "a BYTES: offset 18446744073709551615 plus 1 byte overflows 64 bits");
 }
 
 // ---- a whole message: at most 2^40 bytes (PROXY-44)

@@ -51,7 +51,9 @@ inline std::span<const uint8_t> bytes_of(std::string_view text) {
 inline wire::Data data_of(std::string_view text) { return wire::Data{bytes_of(text)}; }
 
 // The texts and data the samples view.
-inline const std::string kImageBytes = "\x7f" "ELF image bytes";
+inline const std::string kImageBytes =
+    "\x7f"
+    "ELF image bytes";
 inline const std::string kPutBytes = "put bytes";
 inline const std::string kGotBytes = "got bytes";
 inline const std::string kParameters(24, '\x11');
@@ -64,9 +66,11 @@ inline std::vector<wire::Message> sample_messages() {
                    Account{1, "CUDA:0", "sm_90", uint64_t{80} << 30, 50 << 20, {0, 2}},
                    Account{2, "CUDA:1", "sm_90", uint64_t{81} << 30, 51 << 20, {}}}};
   Launch launch{7, 8, {1, 2, 3}, {4, 5, 6}, 1024, data_of(kParameters), {{9, 16, 0}, {10, 32, 16}}};
-  Handover handover{1, 42, {{0, 41}, {2, 7}},
-                    {Copy{11, 1, 12, 2, 3}, Put{13, 4, data_of(kPutBytes)}, Get{14, 5, 6}, Fill{15, 7, 8, 0xab},
-                     launch}};
+  Handover handover{
+      1,
+      42,
+      {{0, 41}, {2, 7}},
+      {Copy{11, 1, 12, 2, 3}, Put{13, 4, data_of(kPutBytes)}, Get{14, 5, 6}, Fill{15, 7, 8, 0xab}, launch}};
   return {
       devices,
       Request{1, 1, 100, Open{"rigd.conf: a=b"}},
