@@ -80,9 +80,8 @@ class Reader {
     if (!item_) count_noun_ = nullptr;
     uint32_t count = u32(noun);
     if (!ok()) return 0;
-    std::string of = item_ ? words(subject(), ": ", where()) : subject();
-    if (auto refused = check_count(of, count, min, max, noun)) {
-      failed_ = std::move(refused);
+    if (count < min || count > max) {
+      failed_ = check_count(item_ ? words(subject(), ": ", where()) : subject(), count, min, max, noun);
       return 0;
     }
     if (!item_) {

@@ -83,7 +83,7 @@ struct Writer {
     u16(static_cast<uint16_t>(m.op.index() + 1));
     u32(m.device);
     u64(m.object);
-    std::visit([this](const auto &op) { fields(op); }, m.op);
+    std::visit([this](const auto &op) { this->fields(op); }, m.op);
   }
   void fields(const Answer &m) {
     u64(m.number);
@@ -145,7 +145,7 @@ struct Writer {
     count(m.parts.size());
     for (const Part &part : m.parts) {
       u16(static_cast<uint16_t>(part.index() + 1));
-      std::visit([this](const auto &p) { fields(p); }, part);
+      std::visit([this](const auto &p) { this->fields(p); }, part);
     }
   }
   void fields(const Report &m) {
@@ -165,7 +165,7 @@ struct Writer {
   void message(const Message &m) {
     u16(static_cast<uint16_t>(kind_of(m)));
     u16(kWireVersion);
-    std::visit([this](const auto &v) { fields(v); }, m);
+    std::visit([this](const auto &v) { this->fields(v); }, m);
   }
 };
 

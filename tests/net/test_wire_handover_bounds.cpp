@@ -85,9 +85,9 @@ Test(wire_handover_bounds, a_handover_of_64_waits_passes_and_65_are_refused) {
 Test(wire_handover_bounds, the_65536th_part_passes_and_the_65537th_is_refused) {
   Handover h{1, 1, {}, {}};
   assert_handover_refused(h, "a HANDOVER of 0 parts, at least 1");
-  for (uint64_t i = 0; i < kPartsMax; i++) h.parts.push_back(Get{i + 1, i, 1});
+  for (uint64_t i = 0; i < kPartsMax; i++) h.parts.emplace_back(std::in_place_type<Get>, i + 1, i, 1);
   assert_handover_accepted(h);
-  h.parts.push_back(Fill{1, 0, 1, 0});
+  h.parts.emplace_back(std::in_place_type<Fill>, 1, 0, 1, 0);
   assert_handover_refused(h, "a HANDOVER of 65537 parts, at most 65536");
 }
 
