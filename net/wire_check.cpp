@@ -74,6 +74,13 @@ Refused check_range(std::string_view subject, std::string_view field, uint64_t o
   return {};
 }
 
+// An object's bytes > 0 from a place in it (the side of a part named
+// side): its id and the end of the bytes.
+Refused check_place(std::string_view subject, std::string_view side, const Place &place, uint64_t bytes) {
+  if (auto refused = check_id(subject, side, place.object)) return refused;
+  return check_range(subject, words(side, " offset"), place.offset, bytes);
+}
+
 Refused check_account(const std::string &subject, const Account &account, const std::vector<uint32_t> &sorted_ids) {
   if (auto refused = check_name(subject, "name", account.name)) return refused;
   if (auto refused = check_name(subject, "arch", account.arch)) return refused;
@@ -162,7 +169,7 @@ Refused check_launch(const std::string &subject, const Launch &launch) {
   for (size_t i = 0; i < launch.refs.size(); i++) {
     const Ref &ref = launch.refs[i];
     std::string ref_subject = words(subject, "'s ref ", i);
-    if (auto refused = check_id(ref_subject, "object", ref.object)) return refused;
+    if (auto refused = check_id(ref_subject, "object", ref.place.object)) return refused;
     uint64_t at = ref.parameter_offset;
     if (at % kRefBytes != 0) return refusal(ref_subject, ": parameter offset ", at, ", not a multiple of ", kRefBytes);
     if (at + kRefBytes > launch.parameters.size())
@@ -181,23 +188,12 @@ Refused check_launch(const std::string &subject, const Launch &launch) {
 
 Refused check_part(const std::string &subject, const Part &part) {
   if (auto *copy = std::get_if<Copy>(&part)) {
-    if (auto refused = check_id(subject, "source", copy->source)) return refused;
-    if (auto refused = check_id(subject, "target", copy->target)) return refused;
-    if (auto refused = check_range(subject, "source offset", copy->source_offset, copy->bytes)) return refused;
-    return check_range(subject, "target offset", copy->target_offset, copy->bytes);
+    if (auto refused = check_place(subject, "source", copy->source, copy->bytes)) return refused;
+    return check_place(subject, "target", copy->target, copy->bytes);
   }
-  if (auto *put = std::get_if<Put>(&part)) {
-    if (auto refused = check_id(subject, "target", put->target)) return refused;
-    return check_range(subject, "offset", put->offset, put->data.size());
-  }
-  if (auto *get = std::get_if<Get>(&part)) {
-    if (auto refused = check_id(subject, "source", get->source)) return refused;
-    return check_range(subject, "offset", get->offset, get->bytes);
-  }
-  if (auto *fill = std::get_if<Fill>(&part)) {
-    if (auto refused = check_id(subject, "target", fill->target)) return refused;
-    return check_range(subject, "offset", fill->offset, fill->bytes);
-  }
+  if (auto *put = std::get_if<Put>(&part)) return check_place(subject, "target", put->target, put->data.size());
+  if (auto *get = std::get_if<Get>(&part)) return check_place(subject, "source", get->source, get->bytes);
+  if (auto *fill = std::get_if<Fill>(&part)) return check_place(subject, "target", fill->target, fill->bytes);
   return check_launch(subject, std::get<Launch>(part));
 }
 

@@ -222,6 +222,13 @@ Release read_release(Reader &r) {
   return m;
 }
 
+Place read_place(Reader &r, const char *object, const char *offset) {
+  Place place;
+  place.object = r.u64(object);
+  place.offset = r.u64(offset);
+  return place;
+}
+
 Launch read_launch(Reader &r) {
   Launch p;
   p.image = r.u64("image");
@@ -237,8 +244,7 @@ Launch read_launch(Reader &r) {
   for (uint32_t i = 0; i < refs && r.ok(); i++) {
     r.in_sub("ref", i);
     Ref &ref = p.refs.emplace_back();
-    ref.object = r.u64("object");
-    ref.offset = r.u64("offset");
+    ref.place = read_place(r, "object", "offset");
     ref.parameter_offset = r.u32("parameter offset");
   }
   return p;
@@ -248,31 +254,26 @@ Part read_part(Reader &r, PartKind kind) {
   switch (kind) {
     case PartKind::Copy: {
       Copy p;
-      p.source = r.u64("source");
-      p.source_offset = r.u64("source offset");
-      p.target = r.u64("target");
-      p.target_offset = r.u64("target offset");
+      p.source = read_place(r, "source", "source offset");
+      p.target = read_place(r, "target", "target offset");
       p.bytes = r.u64("bytes");
       return p;
     }
     case PartKind::Put: {
       Put p;
-      p.target = r.u64("target");
-      p.offset = r.u64("offset");
+      p.target = read_place(r, "target", "target offset");
       p.data = r.data("bytes");
       return p;
     }
     case PartKind::Get: {
       Get p;
-      p.source = r.u64("source");
-      p.offset = r.u64("offset");
+      p.source = read_place(r, "source", "source offset");
       p.bytes = r.u64("bytes");
       return p;
     }
     case PartKind::Fill: {
       Fill p;
-      p.target = r.u64("target");
-      p.offset = r.u64("offset");
+      p.target = read_place(r, "target", "target offset");
       p.bytes = r.u64("bytes");
       p.byte = r.u8("byte");
       return p;

@@ -96,26 +96,25 @@ struct Writer {
     u16(static_cast<uint16_t>(m.what));
     u64(m.id);
   }
+  void fields(const Place &place) {
+    u64(place.object);
+    u64(place.offset);
+  }
   void fields(const Copy &p) {
-    u64(p.source);
-    u64(p.source_offset);
-    u64(p.target);
-    u64(p.target_offset);
+    fields(p.source);
+    fields(p.target);
     u64(p.bytes);
   }
   void fields(const Put &p) {
-    u64(p.target);
-    u64(p.offset);
+    fields(p.target);
     data(p.data);
   }
   void fields(const Get &p) {
-    u64(p.source);
-    u64(p.offset);
+    fields(p.source);
     u64(p.bytes);
   }
   void fields(const Fill &p) {
-    u64(p.target);
-    u64(p.offset);
+    fields(p.target);
     u64(p.bytes);
     u8(p.byte);
   }
@@ -129,8 +128,7 @@ struct Writer {
     sink.put(p.parameters.bytes.data(), p.parameters.bytes.size());
     count(p.refs.size());
     for (const Ref &ref : p.refs) {
-      u64(ref.object);
-      u64(ref.offset);
+      fields(ref.place);
       u32(ref.parameter_offset);
     }
   }

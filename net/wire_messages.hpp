@@ -166,50 +166,50 @@ enum class PartKind : uint16_t {
   Launch = 5,
 };
 
-// COPY, object to object: source u64, source offset u64, target u64,
-// target offset u64, bytes u64.
+// A place in an object: its id u64, the offset u64 of a byte in it.
+struct Place {
+  uint64_t object = 0;
+  uint64_t offset = 0;
+  bool operator==(const Place &) const = default;
+};
+
+// COPY, object to object: source (place), target (place), bytes u64.
 struct Copy {
-  uint64_t source = 0;
-  uint64_t source_offset = 0;
-  uint64_t target = 0;
-  uint64_t target_offset = 0;
+  Place source;
+  Place target;
   uint64_t bytes = 0;
   bool operator==(const Copy &) const = default;
 };
 
-// PUT the client's bytes into an object: target u64, offset u64, the
-// bytes (data).
+// PUT the client's bytes into an object: target (place), the bytes
+// (data).
 struct Put {
-  uint64_t target = 0;
-  uint64_t offset = 0;
+  Place target;
   Data data;
   bool operator==(const Put &) const = default;
 };
 
 // GET an object's bytes to the client, which the agent sends in BYTES
-// messages (PROXY-37): source u64, offset u64, bytes u64.
+// messages (PROXY-37): source (place), bytes u64.
 struct Get {
-  uint64_t source = 0;
-  uint64_t offset = 0;
+  Place source;
   uint64_t bytes = 0;
   bool operator==(const Get &) const = default;
 };
 
-// FILL: target u64, offset u64, bytes u64, byte u8.
+// FILL: target (place), bytes u64, byte u8.
 struct Fill {
-  uint64_t target = 0;
-  uint64_t offset = 0;
+  Place target;
   uint64_t bytes = 0;
   uint8_t byte = 0;
   bool operator==(const Fill &) const = default;
 };
 
-// A launch's reference to an object: object u64, offset u64 within it,
-// parameter offset u32, where the agent writes the address of the
-// object's byte at offset into the parameters (8 bytes).
+// A launch's reference to an object: the place, then parameter offset
+// u32, where the agent writes the address of the place's byte into the
+// parameters (8 bytes).
 struct Ref {
-  uint64_t object = 0;
-  uint64_t offset = 0;
+  Place place;
   uint32_t parameter_offset = 0;
   bool operator==(const Ref &) const = default;
 };

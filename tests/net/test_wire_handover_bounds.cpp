@@ -29,12 +29,12 @@ Raw raw_handover(const Handover &h) {
   for (const Part &part : h.parts) {
     raw.u16(static_cast<uint16_t>(part.index() + 1));
     if (auto *c = std::get_if<Copy>(&part))
-      raw.u64(c->source).u64(c->source_offset).u64(c->target).u64(c->target_offset).u64(c->bytes);
-    if (auto *p = std::get_if<Put>(&part)) raw.u64(p->target).u64(p->offset).u64(p->data.size());
+      raw.u64(c->source.object).u64(c->source.offset).u64(c->target.object).u64(c->target.offset).u64(c->bytes);
+    if (auto *p = std::get_if<Put>(&part)) raw.u64(p->target.object).u64(p->target.offset).u64(p->data.size());
     if (auto *p = std::get_if<Put>(&part))
       raw.bytes.insert(raw.bytes.end(), p->data.bytes.begin(), p->data.bytes.end());
-    if (auto *g = std::get_if<Get>(&part)) raw.u64(g->source).u64(g->offset).u64(g->bytes);
-    if (auto *f = std::get_if<Fill>(&part)) raw.u64(f->target).u64(f->offset).u64(f->bytes).u8(f->byte);
+    if (auto *g = std::get_if<Get>(&part)) raw.u64(g->source.object).u64(g->source.offset).u64(g->bytes);
+    if (auto *f = std::get_if<Fill>(&part)) raw.u64(f->target.object).u64(f->target.offset).u64(f->bytes).u8(f->byte);
     if (auto *l = std::get_if<Launch>(&part)) {
       raw.u64(l->image).u64(l->function);
       for (uint32_t n : l->grid) raw.u32(n);
@@ -42,7 +42,7 @@ Raw raw_handover(const Handover &h) {
       raw.u32(l->shared_bytes).u32(static_cast<uint32_t>(l->parameters.size()));
       raw.bytes.insert(raw.bytes.end(), l->parameters.bytes.begin(), l->parameters.bytes.end());
       raw.u32(static_cast<uint32_t>(l->refs.size()));
-      for (const Ref &ref : l->refs) raw.u64(ref.object).u64(ref.offset).u32(ref.parameter_offset);
+      for (const Ref &ref : l->refs) raw.u64(ref.place.object).u64(ref.place.offset).u32(ref.parameter_offset);
     }
   }
   return raw;
@@ -69,13 +69,13 @@ Launch launch_of(size_t parameters, std::vector<Ref> refs = {}) {
 }  // namespace
 
 Test(wire_handover_bounds, a_value_of_0_is_refused) {
-  assert_handover_accepted(Handover{1, kMax64, {}, {Get{1, 0, 1}}});
-  assert_handover_refused(Handover{1, 0, {}, {Get{1, 0, 1}}}, "a HANDOVER: value 0, at least 1");
+  assert_handover_accepted(Handover{1, kMax64, {}, {Get{{1, 0}, 1}}});
+  assert_handover_refused(Handover{1, 0, {}, {Get{{1, 0}, 1}}}, "a HANDOVER: value 0, at least 1");
 }
 
 // PROXY-45: at most 64 waits.
 Test(wire_handover_bounds, a_handover_of_64_waits_passes_and_65_are_refused) {
-  Handover h{1, 1, std::vector<Wait>(64, Wait{2, 3}), {Get{1, 0, 1}}};
+  Handover h{1, 1, std::vector<Wait>(64, Wait{2, 3}), {Get{{1, 0}, 1}}};
   assert_handover_accepted(h);
   h.waits.push_back(Wait{2, 4});
   assert_handover_refused(h, "a HANDOVER of 65 waits, at most 64");
@@ -85,29 +85,29 @@ Test(wire_handover_bounds, a_handover_of_64_waits_passes_and_65_are_refused) {
 Test(wire_handover_bounds, the_65536th_part_passes_and_the_65537th_is_refused) {
   Handover h{1, 1, {}, {}};
   assert_handover_refused(h, "a HANDOVER of 0 parts, at least 1");
-  for (uint64_t i = 0; i < kPartsMax; i++) h.parts.emplace_back(std::in_place_type<Get>, i + 1, i, 1);
+  for (uint64_t i = 0; i < kPartsMax; i++) h.parts.emplace_back(std::in_place_type<Get>, Place{i + 1, i}, 1);
   assert_handover_accepted(h);
-  h.parts.emplace_back(std::in_place_type<Fill>, 1, 0, 1, 0);
+  h.parts.emplace_back(std::in_place_type<Fill>, Place{1, 0}, 1, 0);
   assert_handover_refused(h, "a HANDOVER of 65537 parts, at most 65536");
 }
 
 Test(wire_handover_bounds, a_part_of_no_bytes_is_refused) {
-  assert_handover_refused(of(Copy{1, 0, 2, 0, 0}), "a HANDOVER's part 0 (a COPY): bytes 0, at least 1");
-  assert_handover_refused(of(Put{1, 0, data_of("")}), "a HANDOVER's part 0 (a PUT): bytes 0, at least 1");
-  assert_handover_refused(of(Get{1, 0, 0}), "a HANDOVER's part 0 (a GET): bytes 0, at least 1");
-  assert_handover_refused(of(Fill{1, 0, 0, 7}), "a HANDOVER's part 0 (a FILL): bytes 0, at least 1");
+  assert_handover_refused(of(Copy{{1, 0}, {2, 0}, 0}), "a HANDOVER's part 0 (a COPY): bytes 0, at least 1");
+  assert_handover_refused(of(Put{{1, 0}, data_of("")}), "a HANDOVER's part 0 (a PUT): bytes 0, at least 1");
+  assert_handover_refused(of(Get{{1, 0}, 0}), "a HANDOVER's part 0 (a GET): bytes 0, at least 1");
+  assert_handover_refused(of(Fill{{1, 0}, 0, 7}), "a HANDOVER's part 0 (a FILL): bytes 0, at least 1");
 }
 
 Test(wire_handover_bounds, a_part_of_object_id_0_is_refused) {
-  assert_handover_refused(of(Copy{0, 0, 2, 0, 1}),
+  assert_handover_refused(of(Copy{{0, 0}, {2, 0}, 1}),
                           "a HANDOVER's part 0 (a COPY): source id 0, not an object's (they start at 1)");
-  assert_handover_refused(of(Copy{1, 0, 0, 0, 1}),
+  assert_handover_refused(of(Copy{{1, 0}, {0, 0}, 1}),
                           "a HANDOVER's part 0 (a COPY): target id 0, not an object's (they start at 1)");
-  assert_handover_refused(of(Put{0, 0, data_of("x")}),
+  assert_handover_refused(of(Put{{0, 0}, data_of("x")}),
                           "a HANDOVER's part 0 (a PUT): target id 0, not an object's (they start at 1)");
-  assert_handover_refused(of(Get{0, 0, 1}),
+  assert_handover_refused(of(Get{{0, 0}, 1}),
                           "a HANDOVER's part 0 (a GET): source id 0, not an object's (they start at 1)");
-  assert_handover_refused(of(Fill{0, 0, 1, 0}),
+  assert_handover_refused(of(Fill{{0, 0}, 1, 0}),
                           "a HANDOVER's part 0 (a FILL): target id 0, not an object's (they start at 1)");
   Launch launch = launch_of(0);
   launch.image = 0;
@@ -121,22 +121,25 @@ Test(wire_handover_bounds, a_part_of_object_id_0_is_refused) {
 // An offset plus the bytes from it stays within 64 bits: up to 2^64 - 1
 // passes, one byte more overflows.
 Test(wire_handover_bounds, an_offset_plus_bytes_past_2_64_is_refused) {
-  assert_handover_accepted(of(Copy{1, kMax64 - 1, 2, kMax64 - 2, 1}));
-  assert_handover_accepted(of(Put{1, kMax64 - 1, data_of("x")}));
-  assert_handover_accepted(of(Get{1, kMax64 - 5, 5}));
-  assert_handover_accepted(of(Fill{1, 1, kMax64 - 1, 0}));
+  assert_handover_accepted(of(Copy{{1, kMax64 - 1}, {2, kMax64 - 2}, 1}));
+  assert_handover_accepted(of(Put{{1, kMax64 - 1}, data_of("x")}));
+  assert_handover_accepted(of(Get{{1, kMax64 - 5}, 5}));
+  assert_handover_accepted(of(Fill{{1, 1}, kMax64 - 1, 0}));
   assert_handover_refused(
-      of(Copy{1, kMax64, 2, 0, 1}),
+      of(Copy{{1, kMax64}, {2, 0}, 1}),
       "a HANDOVER's part 0 (a COPY): source offset 18446744073709551615 plus 1 byte overflows 64 bits");
   assert_handover_refused(
-      of(Copy{1, 0, 2, 2, kMax64 - 1}),
+      of(Copy{{1, 0}, {2, 2}, kMax64 - 1}),
       "a HANDOVER's part 0 (a COPY): target offset 2 plus 18446744073709551614 bytes overflows 64 bits");
-  assert_handover_refused(of(Put{1, kMax64 - 1, data_of("xy")}),
-                          "a HANDOVER's part 0 (a PUT): offset 18446744073709551614 plus 2 bytes overflows 64 bits");
-  assert_handover_refused(of(Get{1, kMax64 - 4, 5}),
-                          "a HANDOVER's part 0 (a GET): offset 18446744073709551611 plus 5 bytes overflows 64 bits");
-  assert_handover_refused(of(Fill{1, 2, kMax64 - 1, 0}),
-                          "a HANDOVER's part 0 (a FILL): offset 2 plus 18446744073709551614 bytes overflows 64 bits");
+  assert_handover_refused(
+      of(Put{{1, kMax64 - 1}, data_of("xy")}),
+      "a HANDOVER's part 0 (a PUT): target offset 18446744073709551614 plus 2 bytes overflows 64 bits");
+  assert_handover_refused(
+      of(Get{{1, kMax64 - 4}, 5}),
+      "a HANDOVER's part 0 (a GET): source offset 18446744073709551611 plus 5 bytes overflows 64 bits");
+  assert_handover_refused(
+      of(Fill{{1, 2}, kMax64 - 1, 0}),
+      "a HANDOVER's part 0 (a FILL): target offset 2 plus 18446744073709551614 bytes overflows 64 bits");
 }
 
 Test(wire_handover_bounds, a_launch_of_a_grid_or_group_size_0_is_refused) {
@@ -163,9 +166,9 @@ Test(wire_handover_bounds, launch_parameters_of_32768_bytes_pass_and_32769_are_r
 
 Test(wire_handover_bounds, a_launch_of_256_refs_passes_and_257_are_refused) {
   std::vector<Ref> refs;
-  for (uint32_t i = 0; i < kRefsMax; i++) refs.push_back(Ref{i + 1, i, (kRefsMax - 1 - i) * kRefBytes});
+  for (uint32_t i = 0; i < kRefsMax; i++) refs.push_back(Ref{{i + 1, i}, (kRefsMax - 1 - i) * kRefBytes});
   assert_handover_accepted(of(launch_of(kRefsMax * kRefBytes, refs)));
-  refs.push_back(Ref{1, 0, 0});
+  refs.push_back(Ref{{1, 0}, 0});
   Handover h = of(launch_of(kParametersMax, refs));
   assert_refused(h, "a HANDOVER's part 0 (a LAUNCH) of 257 refs, at most 256", raw_handover(h),
                  "a HANDOVER of 1 part: part 0 (a LAUNCH) of 257 refs, at most 256");
@@ -173,22 +176,22 @@ Test(wire_handover_bounds, a_launch_of_256_refs_passes_and_257_are_refused) {
 
 // A ref's address goes at an 8-byte aligned offset within the parameters.
 Test(wire_handover_bounds, a_ref_misaligned_or_past_the_parameters_is_refused) {
-  assert_handover_accepted(of(launch_of(24, {{1, 0, 16}})));
-  assert_handover_refused(of(launch_of(24, {{1, 0, 0}, {1, 0, 4}})),
+  assert_handover_accepted(of(launch_of(24, {{{1, 0}, 16}})));
+  assert_handover_refused(of(launch_of(24, {{{1, 0}, 0}, {{1, 0}, 4}})),
                           "a HANDOVER's part 0 (a LAUNCH)'s ref 1: parameter offset 4, not a multiple of 8");
-  assert_handover_refused(of(launch_of(24, {{1, 0, 24}})),
+  assert_handover_refused(of(launch_of(24, {{{1, 0}, 24}})),
                           "a HANDOVER's part 0 (a LAUNCH)'s ref 0: parameter offset 24 ends at byte 32, past the "
                           "parameters' 24");
-  assert_handover_refused(of(launch_of(20, {{1, 0, 16}})),
+  assert_handover_refused(of(launch_of(20, {{{1, 0}, 16}})),
                           "a HANDOVER's part 0 (a LAUNCH)'s ref 0: parameter offset 16 ends at byte 24, past the "
                           "parameters' 20");
-  assert_handover_refused(of(launch_of(24, {{0, 0, 0}})),
+  assert_handover_refused(of(launch_of(24, {{{0, 0}, 0}})),
                           "a HANDOVER's part 0 (a LAUNCH)'s ref 0: object id 0, not an object's (they start at 1)");
 }
 
 Test(wire_handover_bounds, overlapping_refs_are_refused) {
-  assert_handover_accepted(of(launch_of(24, {{1, 0, 8}, {2, 0, 0}, {3, 0, 16}})));
-  assert_handover_refused(of(launch_of(24, {{1, 0, 8}, {2, 0, 0}, {3, 0, 8}})),
+  assert_handover_accepted(of(launch_of(24, {{{1, 0}, 8}, {{2, 0}, 0}, {{3, 0}, 16}})));
+  assert_handover_refused(of(launch_of(24, {{{1, 0}, 8}, {{2, 0}, 0}, {{3, 0}, 8}})),
                           "a HANDOVER's part 0 (a LAUNCH): refs 0 and 2 overlap at parameter offset 8");
 }
 
@@ -223,7 +226,7 @@ Test(wire_handover_bounds, bytes_of_value_0_none_or_past_2_64_are_refused) {
 // PUTs of 16 MiB (one buffer, viewed by each) pass 2^40.
 Test(wire_handover_bounds, the_encoder_refuses_a_handover_past_2_40_bytes) {
   std::string put(size_t{16} << 20, 'p');
-  Handover h{1, 1, {}, std::vector<Part>(kPartsMax, Put{1, 0, data_of(put)})};
+  Handover h{1, 1, {}, std::vector<Part>(kPartsMax, Put{{1, 0}, data_of(put)})};
   uint64_t size = layout::kHeader + 4 + 8 + 4 + 4 + kPartsMax * (2 + 8 + 8 + 8 + put.size());
   cr_assert_eq(encoded_size(h), size);
   assert_encode_refuses(h, "a HANDOVER of " + std::to_string(size) + " bytes, at most 1099511627776");

@@ -63,7 +63,7 @@ Test(wire_refusals, every_message_cut_short_at_every_byte_is_refused_with_its_nu
 // Cut within a field, the refusal names the list, the item and the field.
 Test(wire_refusals, a_cut_names_the_list_the_item_and_the_field) {
   std::string put(200, 'p');
-  std::vector<uint8_t> one_put = encoded(Handover{1, 1, {}, {Put{13, 4, data_of(put)}}});
+  std::vector<uint8_t> one_put = encoded(Handover{1, 1, {}, {Put{{13, 4}, data_of(put)}}});
   // The PUT's bytes lie from byte 50 (after the header, device, value,
   // waits' and parts' counts, the part's kind, target, offset and length).
   cr_assert_eq(why_refused({one_put.data(), 100}),

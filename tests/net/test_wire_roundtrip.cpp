@@ -110,7 +110,7 @@ Test(wire_roundtrip, decoded_data_are_views_into_the_input) {
 Test(wire_roundtrip, a_handover_of_65_mib_of_put_bytes_round_trips) {
   std::string put(size_t{65} << 20, '\0');
   for (size_t i = 0; i < put.size(); i += 4096) put[i] = static_cast<char>(i >> 12);
-  Handover handover{0, 1, {}, {Put{1, 0, data_of(put)}}};
+  Handover handover{0, 1, {}, {Put{{1, 0}, data_of(put)}}};
   std::vector<uint8_t> bytes = encoded(handover);
   cr_assert_eq(bytes.size(), layout::kHeader + 4 + 8 + 4 + 4 + 2 + 8 + 8 + 8 + put.size());
   Message back = decoded(bytes);
