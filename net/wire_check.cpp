@@ -25,15 +25,8 @@ namespace {
 // Each check below is nothing, or why field of subject breaks its rule.
 
 Refused check_length(std::string_view subject, std::string_view field, uint64_t bytes, uint64_t min, uint64_t max) {
-  if (bytes < min) return refusal(subject, ": ", field, " of ", count_of(bytes, "bytes"), ", at least ", min);
-  if (bytes > max) return refusal(subject, ": ", field, " of ", count_of(bytes, "bytes"), ", at most ", max);
-  return {};
-}
-
-Refused check_no_nul(std::string_view subject, std::string_view field, std::string_view text) {
-  if (auto at = text.find('\0'); at != std::string_view::npos)
-    return refusal(subject, ": ", field, " has a NUL at byte ", at);
-  return {};
+  if (bytes >= min && bytes <= max) return {};
+  return check_count(words(subject, ": ", field), bytes, min, max, "bytes");
 }
 
 // A device's name or arch: 1 to kNameMax bytes of printable ASCII.
@@ -51,7 +44,9 @@ Refused check_name(std::string_view subject, std::string_view field, std::string
 Refused check_text(std::string_view subject, std::string_view field, std::string_view text, uint64_t min,
                    uint64_t max) {
   if (auto refused = check_length(subject, field, text.size(), min, max)) return refused;
-  return check_no_nul(subject, field, text);
+  if (auto at = text.find('\0'); at != std::string_view::npos)
+    return refusal(subject, ": ", field, " has a NUL at byte ", at);
+  return {};
 }
 
 Refused check_positive(std::string_view subject, std::string_view field, uint64_t n) {

@@ -2,11 +2,15 @@
 
 #include "wire_words.hpp"
 
-#include <algorithm>
+#include <cstring>
+#include <iterator>
 
 namespace rig::net::wire {
 
-bool operator==(const Data &a, const Data &b) { return std::ranges::equal(a.bytes, b.bytes); }
+bool operator==(const Data &a, const Data &b) {
+  // An empty span's data may be null, which memcmp must not see.
+  return a.size() == b.size() && (a.size() == 0 || std::memcmp(a.bytes.data(), b.bytes.data(), a.size()) == 0);
+}
 
 Kind kind_of(const Message &message) { return static_cast<Kind>(message.index() + 1); }
 

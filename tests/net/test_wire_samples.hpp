@@ -33,7 +33,8 @@ struct Raw {
   Raw &u64(uint64_t v) { return number(v, 8); }
   Raw &i32(int32_t v) { return number(static_cast<uint32_t>(v), 4); }
   Raw &raw(std::string_view b) {
-    bytes.insert(bytes.end(), b.begin(), b.end());
+    std::span<const uint8_t> from = bytes_of(b);  // bytes to bytes: one memmove
+    bytes.insert(bytes.end(), from.begin(), from.end());
     return *this;
   }
   Raw &text(std::string_view t) { return u32(static_cast<uint32_t>(t.size())).raw(t); }
