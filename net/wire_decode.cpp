@@ -4,6 +4,7 @@
 #include "wire_check.hpp"
 #include "wire_words.hpp"
 
+#include <concepts>
 #include <limits>
 #include <new>
 #include <optional>
@@ -54,11 +55,17 @@ class Reader {
     at_ += sizeof(N);
     return static_cast<N>(bits);
   }
-  uint8_t u8(const char *field) { return number<uint8_t>(field); }
   uint16_t u16(const char *field) { return number<uint16_t>(field); }
   uint32_t u32(const char *field) { return number<uint32_t>(field); }
   uint64_t u64(const char *field) { return number<uint64_t>(field); }
-  int32_t i32(const char *field) { return number<int32_t>(field); }
+
+  // Fields by their types, each after its name:
+  // read("device", m.device, "value", m.value).
+  template <class... Rest>
+  void read(const char *field, auto &value, Rest &&...rest) {
+    get(field, value);
+    if constexpr (sizeof...(rest) > 0) read(rest...);
+  }
 
   std::span<const uint8_t> take(uint64_t n, const char *field) {
     if (!holds(n, field)) return {};
@@ -72,6 +79,15 @@ class Reader {
     return {reinterpret_cast<const char *>(taken.data()), taken.size()};
   }
   Data data(const char *field) { return Data{take(u64(field), field)}; }
+
+  void get(const char *field, std::integral auto &value) {
+    value = number<std::remove_reference_t<decltype(value)>>(field);
+  }
+  template <class E>
+  requires std::is_enum_v<E>
+  void get(const char *field, E &value) { value = static_cast<E>(number<std::underlying_type_t<E>>(field)); }
+  void get(const char *field, std::string_view &value) { value = text(field); }
+  void get(const char *field, Data &value) { value = data(field); }
 
   // The count of a list whose items take at least item_min bytes each,
   // read and checked before any item is: at most max (and at least min),
@@ -145,11 +161,7 @@ Devices read_devices(Reader &r) {
   for (uint32_t i = 0; i < count && r.ok(); i++) {
     r.in("device", i);
     Account &a = m.accounts.emplace_back();
-    a.id = r.u32("id");
-    a.name = r.text("name");
-    a.arch = r.text("arch");
-    a.budget = r.u64("budget");
-    a.cache_bytes = r.u64("cache_bytes");
+    r.read("id", a.id, "name", a.name, "arch", a.arch, "budget", a.budget, "cache_bytes", a.cache_bytes);
     uint32_t reach = r.list("reach ids", 0, kDevicesMax, 4);
     a.reach.reserve(reach);
     for (uint32_t j = 0; j < reach && r.ok(); j++) a.reach.push_back(r.u32("reach id"));
@@ -159,9 +171,29 @@ Devices read_devices(Reader &r) {
 
 FunctionOfImage read_function(Reader &r) {
   FunctionOfImage f;
-  f.image = r.u64("image");
-  f.function = r.text("function name");
+  r.read("image", f.image, "function name", f.function);
   return f;
+}
+
+Operation read_operation(Reader &r, Op op) {
+  switch (op) {
+    case Op::Open:
+      return Open{r.text("configuration")};
+    case Op::Alloc: {
+      Alloc alloc;
+      r.read("memory", alloc.memory, "bytes", alloc.bytes);
+      return alloc;
+    }
+    case Op::MapPeer:
+      return MapPeer{r.u64("source")};
+    case Op::Image:
+      return Image{r.data("image")};
+    case Op::Prepare:
+      return Prepare{read_function(r)};
+    case Op::Entry:
+      return Entry{read_function(r)};
+  }
+  return {};
 }
 
 Request read_request(Reader &r) {
@@ -175,32 +207,8 @@ Request read_request(Reader &r) {
     return m;
   }
   r.op_is(op);
-  m.device = r.u32("device");
-  m.object = r.u64("object");
-  switch (static_cast<Op>(op)) {
-    case Op::Open:
-      m.op = Open{r.text("configuration")};
-      break;
-    case Op::Alloc: {
-      Alloc alloc;
-      alloc.memory = r.u32("memory");
-      alloc.bytes = r.u64("bytes");
-      m.op = alloc;
-      break;
-    }
-    case Op::MapPeer:
-      m.op = MapPeer{r.u64("source")};
-      break;
-    case Op::Image:
-      m.op = Image{r.data("image")};
-      break;
-    case Op::Prepare:
-      m.op = Prepare{read_function(r)};
-      break;
-    case Op::Entry:
-      m.op = Entry{read_function(r)};
-      break;
-  }
+  r.read("device", m.device, "object", m.object);
+  m.op = read_operation(r, static_cast<Op>(op));
   return m;
 }
 
@@ -208,44 +216,21 @@ Answer read_answer(Reader &r) {
   Answer m;
   m.number = r.u64("number");
   r.number_is(m.number);
-  m.status = r.i32("status");
-  m.value = r.u64("value");
-  m.detail = r.u64("detail");
-  m.why = r.text("why");
+  r.read("status", m.status, "value", m.value, "detail", m.detail, "why", m.why);
   return m;
-}
-
-Release read_release(Reader &r) {
-  Release m;
-  m.what = static_cast<Released>(r.u16("what"));
-  m.id = r.u64("id");
-  return m;
-}
-
-Place read_place(Reader &r, const char *object, const char *offset) {
-  Place place;
-  place.object = r.u64(object);
-  place.offset = r.u64(offset);
-  return place;
 }
 
 Launch read_launch(Reader &r) {
   Launch p;
-  p.image = r.u64("image");
-  p.function = r.u64("function");
-  const char *grid[] = {"grid x", "grid y", "grid z"};
-  for (size_t i = 0; i < 3; i++) p.grid[i] = r.u32(grid[i]);
-  const char *group[] = {"group x", "group y", "group z"};
-  for (size_t i = 0; i < 3; i++) p.group[i] = r.u32(group[i]);
-  p.shared_bytes = r.u32("shared bytes");
-  p.parameters = Data{r.take(r.u32("parameters"), "parameters")};
+  r.read("image", p.image, "function", p.function, "grid x", p.grid[0], "grid y", p.grid[1], "grid z", p.grid[2],
+         "group x", p.group[0], "group y", p.group[1], "group z", p.group[2], "shared bytes", p.shared_bytes,
+         "parameters", p.parameters);
   uint32_t refs = r.list("refs", 0, kRefsMax, layout::kRef);
   p.refs.reserve(refs);
   for (uint32_t i = 0; i < refs && r.ok(); i++) {
     r.in_sub("ref", i);
     Ref &ref = p.refs.emplace_back();
-    ref.place = read_place(r, "object", "offset");
-    ref.parameter_offset = r.u32("parameter offset");
+    r.read("object", ref.place.object, "offset", ref.place.offset, "parameter offset", ref.parameter_offset);
   }
   return p;
 }
@@ -254,28 +239,23 @@ Part read_part(Reader &r, PartKind kind) {
   switch (kind) {
     case PartKind::Copy: {
       Copy p;
-      p.source = read_place(r, "source", "source offset");
-      p.target = read_place(r, "target", "target offset");
-      p.bytes = r.u64("bytes");
+      r.read("source", p.source.object, "source offset", p.source.offset, "target", p.target.object, "target offset",
+             p.target.offset, "bytes", p.bytes);
       return p;
     }
     case PartKind::Put: {
       Put p;
-      p.target = read_place(r, "target", "target offset");
-      p.data = r.data("bytes");
+      r.read("target", p.target.object, "target offset", p.target.offset, "bytes", p.data);
       return p;
     }
     case PartKind::Get: {
       Get p;
-      p.source = read_place(r, "source", "source offset");
-      p.bytes = r.u64("bytes");
+      r.read("source", p.source.object, "source offset", p.source.offset, "bytes", p.bytes);
       return p;
     }
     case PartKind::Fill: {
       Fill p;
-      p.target = read_place(r, "target", "target offset");
-      p.bytes = r.u64("bytes");
-      p.byte = r.u8("byte");
+      r.read("target", p.target.object, "target offset", p.target.offset, "bytes", p.bytes, "byte", p.byte);
       return p;
     }
     case PartKind::Launch:
@@ -286,15 +266,13 @@ Part read_part(Reader &r, PartKind kind) {
 
 Handover read_handover(Reader &r) {
   Handover m;
-  m.device = r.u32("device");
-  m.value = r.u64("value");
+  r.read("device", m.device, "value", m.value);
   uint32_t waits = r.list("waits", 0, kWaitsMax, layout::kWait);
   m.waits.reserve(waits);
   for (uint32_t i = 0; i < waits && r.ok(); i++) {
     r.in("wait", i);
     Wait &w = m.waits.emplace_back();
-    w.device = r.u32("device");
-    w.value = r.u64("value");
+    r.read("device", w.device, "value", w.value);
   }
   r.in(nullptr, 0);
   uint32_t parts = r.list("parts", 1, kPartsMax, layout::kPartKind + layout::kGet);
@@ -315,18 +293,19 @@ Handover read_handover(Reader &r) {
 
 Report read_report(Reader &r) {
   Report m;
-  m.device = r.u32("device");
-  m.value = r.u64("value");
+  r.read("device", m.device, "value", m.value);
   return m;
 }
 
 Bytes read_bytes(Reader &r) {
   Bytes m;
-  m.device = r.u32("device");
-  m.value = r.u64("value");
-  m.part = r.u32("part");
-  m.offset = r.u64("offset");
-  m.data = r.data("bytes");
+  r.read("device", m.device, "value", m.value, "part", m.part, "offset", m.offset, "bytes", m.data);
+  return m;
+}
+
+Release read_release(Reader &r) {
+  Release m;
+  r.read("what", m.what, "id", m.id);
   return m;
 }
 

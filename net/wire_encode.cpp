@@ -4,11 +4,14 @@
 #include "wire_check.hpp"
 #include "wire_words.hpp"
 
+#include <array>
+#include <concepts>
 #include <cstring>
 #include <new>
 #include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 namespace rig::net::wire {
 namespace {
@@ -27,143 +30,80 @@ struct Filler {
   }
 };
 
-// Fields in their encoding: little-endian, fixed-width.
+// Each field by its type: numbers little-endian and fixed-width, texts
+// with their u32 lengths, data with their u64 ones, lists with their
+// counts, a part with its kind first; a message's fields in their order.
 template <class Sink>
 struct Writer {
   Sink &sink;
 
-  template <class N>
-  void number(N value) {
+  template <std::integral N>
+  void put(N value) {
     uint8_t bytes[sizeof(N)];
     auto bits = static_cast<std::make_unsigned_t<N>>(value);
     for (size_t i = 0; i < sizeof(N); i++) bytes[i] = static_cast<uint8_t>(bits >> (8 * i));
     sink.put(bytes, sizeof(N));
   }
-  void u8(uint8_t v) { number(v); }
-  void u16(uint16_t v) { number(v); }
-  void u32(uint32_t v) { number(v); }
-  void u64(uint64_t v) { number(v); }
-  void i32(int32_t v) { number(v); }
+  template <class E>
+  requires std::is_enum_v<E>
+  void put(E value) { put(static_cast<std::underlying_type_t<E>>(value)); }
   // Lengths and counts of what the check bounds: they fit.
-  void count(size_t n) { u32(static_cast<uint32_t>(n)); }
-  void text(std::string_view t) {
-    count(t.size());
+  void put(std::string_view t) {
+    put(static_cast<uint32_t>(t.size()));
     sink.put(reinterpret_cast<const uint8_t *>(t.data()), t.size());
   }
-  void data(const Data &d) {
-    u64(d.size());
+  void put(const Data &d) {
+    put(d.size());
     sink.put(d.bytes.data(), d.bytes.size());
   }
+  template <class T>
+  void put(const std::vector<T> &list) {
+    put(static_cast<uint32_t>(list.size()));
+    for (const T &item : list) put(item);
+  }
+  template <class T, size_t n>
+  void put(const std::array<T, n> &items) {
+    for (const T &item : items) put(item);
+  }
+  void put(const Part &part) {
+    put(static_cast<uint16_t>(part.index() + 1));
+    std::visit([this](const auto &p) { this->put(p); }, part);
+  }
+  template <class... Fields>
+  void all(const Fields &...fields) {
+    (put(fields), ...);
+  }
 
-  void fields(const Devices &m) {
-    count(m.accounts.size());
-    for (const Account &a : m.accounts) {
-      u32(a.id);
-      text(a.name);
-      text(a.arch);
-      u64(a.budget);
-      u64(a.cache_bytes);
-      count(a.reach.size());
-      for (uint32_t id : a.reach) u32(id);
-    }
+  void put(const Account &a) { all(a.id, a.name, a.arch, a.budget, a.cache_bytes, a.reach); }
+  void put(const Devices &m) { put(m.accounts); }
+  void put(const Open &op) { put(op.configuration); }
+  void put(const Alloc &op) { all(op.memory, op.bytes); }
+  void put(const MapPeer &op) { put(op.source); }
+  void put(const Image &op) { put(op.image); }
+  void put(const FunctionOfImage &op) { all(op.image, op.function); }
+  void put(const Request &m) {
+    all(m.number, static_cast<uint16_t>(m.op.index() + 1), m.device, m.object);
+    std::visit([this](const auto &op) { this->put(op); }, m.op);
   }
-  void fields(const Open &op) { text(op.configuration); }
-  void fields(const Alloc &op) {
-    u32(op.memory);
-    u64(op.bytes);
-  }
-  void fields(const MapPeer &op) { u64(op.source); }
-  void fields(const Image &op) { data(op.image); }
-  void fields(const FunctionOfImage &op) {
-    u64(op.image);
-    text(op.function);
-  }
-  void fields(const Request &m) {
-    u64(m.number);
-    u16(static_cast<uint16_t>(m.op.index() + 1));
-    u32(m.device);
-    u64(m.object);
-    std::visit([this](const auto &op) { this->fields(op); }, m.op);
-  }
-  void fields(const Answer &m) {
-    u64(m.number);
-    i32(m.status);
-    u64(m.value);
-    u64(m.detail);
-    text(m.why);
-  }
-  void fields(const Release &m) {
-    u16(static_cast<uint16_t>(m.what));
-    u64(m.id);
-  }
-  void fields(const Place &place) {
-    u64(place.object);
-    u64(place.offset);
-  }
-  void fields(const Copy &p) {
-    fields(p.source);
-    fields(p.target);
-    u64(p.bytes);
-  }
-  void fields(const Put &p) {
-    fields(p.target);
-    data(p.data);
-  }
-  void fields(const Get &p) {
-    fields(p.source);
-    u64(p.bytes);
-  }
-  void fields(const Fill &p) {
-    fields(p.target);
-    u64(p.bytes);
-    u8(p.byte);
-  }
-  void fields(const Launch &p) {
-    u64(p.image);
-    u64(p.function);
-    for (uint32_t n : p.grid) u32(n);
-    for (uint32_t n : p.group) u32(n);
-    u32(p.shared_bytes);
-    count(p.parameters.size());
-    sink.put(p.parameters.bytes.data(), p.parameters.bytes.size());
-    count(p.refs.size());
-    for (const Ref &ref : p.refs) {
-      fields(ref.place);
-      u32(ref.parameter_offset);
-    }
-  }
-  void fields(const Handover &m) {
-    u32(m.device);
-    u64(m.value);
-    count(m.waits.size());
-    for (const Wait &w : m.waits) {
-      u32(w.device);
-      u64(w.value);
-    }
-    count(m.parts.size());
-    for (const Part &part : m.parts) {
-      u16(static_cast<uint16_t>(part.index() + 1));
-      std::visit([this](const auto &p) { this->fields(p); }, part);
-    }
-  }
-  void fields(const Report &m) {
-    u32(m.device);
-    u64(m.value);
-  }
-  void fields(const Bytes &m) {
-    u32(m.device);
-    u64(m.value);
-    u32(m.part);
-    u64(m.offset);
-    data(m.data);
-  }
-  void fields(const Failure &m) { text(m.root_cause); }
-  void fields(const Close &) {}
+  void put(const Answer &m) { all(m.number, m.status, m.value, m.detail, m.why); }
+  void put(const Release &m) { all(m.what, m.id); }
+  void put(const Place &place) { all(place.object, place.offset); }
+  void put(const Copy &p) { all(p.source, p.target, p.bytes); }
+  void put(const Put &p) { all(p.target, p.data); }
+  void put(const Get &p) { all(p.source, p.bytes); }
+  void put(const Fill &p) { all(p.target, p.bytes, p.byte); }
+  void put(const Ref &ref) { all(ref.place, ref.parameter_offset); }
+  void put(const Launch &p) { all(p.image, p.function, p.grid, p.group, p.shared_bytes, p.parameters, p.refs); }
+  void put(const Wait &w) { all(w.device, w.value); }
+  void put(const Handover &m) { all(m.device, m.value, m.waits, m.parts); }
+  void put(const Report &m) { all(m.device, m.value); }
+  void put(const Bytes &m) { all(m.device, m.value, m.part, m.offset, m.data); }
+  void put(const Failure &m) { put(m.root_cause); }
+  void put(const Close &) {}
 
   void message(const Message &m) {
-    u16(static_cast<uint16_t>(kind_of(m)));
-    u16(kWireVersion);
-    std::visit([this](const auto &v) { this->fields(v); }, m);
+    all(kind_of(m), kWireVersion);
+    std::visit([this](const auto &v) { this->put(v); }, m);
   }
 };
 

@@ -8,9 +8,9 @@
 // with its kind (u16, which the transport also uses as its active
 // message's id) and the wire version (u16, kWireVersion).  A text or a run
 // of bytes is its length, then its bytes: text lengths are u32, lengths
-// of data (image, PUT, BYTES) u64.  A list is its count (u32), then its
-// items.  Each struct below states the fields that follow its kind and
-// version, in order.
+// of data (an image, a PUT's bytes, a launch's parameters, BYTES') u64.
+// A list is its count (u32), then its items.  Each struct below states
+// the fields that follow its kind and version, in order.
 //
 // Texts and data are views, never owned: a decoded message's point into
 // the decoder's input, an encoded one's into the caller's memory.
@@ -215,8 +215,8 @@ struct Ref {
 };
 
 // LAUNCH: image u64, function u64 (the object an ENTRY made), grid x y z
-// (u32 each), group x y z (u32 each), shared bytes u32, parameters (a run
-// of bytes whose length is a u32), refs (list of Ref).
+// (u32 each), group x y z (u32 each), shared bytes u32, parameters
+// (data), refs (list of Ref).
 struct Launch {
   uint64_t image = 0;
   uint64_t function = 0;

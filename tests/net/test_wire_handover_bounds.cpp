@@ -39,7 +39,7 @@ Raw raw_handover(const Handover &h) {
       raw.u64(l->image).u64(l->function);
       for (uint32_t n : l->grid) raw.u32(n);
       for (uint32_t n : l->group) raw.u32(n);
-      raw.u32(l->shared_bytes).u32(static_cast<uint32_t>(l->parameters.size()));
+      raw.u32(l->shared_bytes).u64(l->parameters.size());
       raw.bytes.insert(raw.bytes.end(), l->parameters.bytes.begin(), l->parameters.bytes.end());
       raw.u32(static_cast<uint32_t>(l->refs.size()));
       for (const Ref &ref : l->refs) raw.u64(ref.place.object).u64(ref.place.offset).u32(ref.parameter_offset);

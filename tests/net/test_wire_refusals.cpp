@@ -170,9 +170,9 @@ Test(wire_refusals, a_count_past_the_bytes_left_is_refused_before_reading_its_it
   cr_assert_eq(why_refused(reach), "a DEVICES of 1 device ends at byte 1070 of 46, in device 0's reach ids");
   Raw refs;
   refs.header(Kind::Handover).u32(1).u64(1).u32(0).u32(1);
-  refs.u16(5).u64(1).u64(2).u32(1).u32(1).u32(1).u32(1).u32(1).u32(1).u32(0).u32(0).u32(256);
-  cr_assert_eq(why_refused(refs.bytes), "a HANDOVER of 1 part ends at byte " + std::to_string(78 + 256 * 20) +
-                                            " of 78, in part 0 (a LAUNCH)'s refs");
+  refs.u16(5).u64(1).u64(2).u32(1).u32(1).u32(1).u32(1).u32(1).u32(1).u32(0).u64(0).u32(256);
+  cr_assert_eq(why_refused(refs.bytes), "a HANDOVER of 1 part ends at byte " + std::to_string(82 + 256 * 20) +
+                                            " of 82, in part 0 (a LAUNCH)'s refs");
 }
 
 // A length that claims more than the bytes hold, up to 2^64 - 1.

@@ -40,7 +40,7 @@ std::vector<std::vector<uint8_t>> sample_layouts() {
   handover.u16(2).u64(13).u64(4).data(kPutBytes);
   handover.u16(3).u64(14).u64(5).u64(6);
   handover.u16(4).u64(15).u64(7).u64(8).u8(0xab);
-  handover.u16(5).u64(7).u64(8).u32(1).u32(2).u32(3).u32(4).u32(5).u32(6).u32(1024).text(kParameters);
+  handover.u16(5).u64(7).u64(8).u32(1).u32(2).u32(3).u32(4).u32(5).u32(6).u32(1024).data(kParameters);
   handover.u32(2).u64(9).u64(16).u32(0).u64(10).u64(32).u32(16);
   return {
       devices.bytes,
