@@ -1,0 +1,163 @@
+// The UCX transport's failures (net/ucx_link.hpp, ucx_endpoint.hpp): a peer
+// in a child process killed, then SIGSTOPped.  Each failure reaches the
+// endpoint's handler once, within the failure bound, with its reason; a
+// send pending then returns with it and a send after it fails at once.
+#include <criterion/criterion.h>
+
+#include <csignal>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "test_ucx_pair.hpp"
+
+using namespace rig::net;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint16_t kNothing = 9;  // a message the peer takes and drops
+
+// A peer in a child process: a link listening on 127.0.0.1 that keeps the
+// endpoint it accepts and does nothing else until it is killed.
+struct ChildPeer {
+  pid_t pid = -1;
+  std::string address;
+
+  explicit ChildPeer(std::chrono::milliseconds bound) {
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid = fork();
+    cr_assert_geq(pid, 0, "fork");
+    if (pid == 0) serve(fds[1], bound);
+    close(fds[1]);
+    char text[64] = {};
+    const ssize_t got = read(fds[0], text, sizeof text - 1);
+    close(fds[0]);
+    cr_assert_gt(got, 0, "the peer tells its address");
+    address.assign(text, static_cast<size_t>(got));
+  }
+  ~ChildPeer() {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  void signal(int number) {
+    kill(pid, number);
+    if (number == SIGKILL) {
+      waitpid(pid, nullptr, 0);
+      pid = -1;
+    }
+  }
+
+ private:
+  [[noreturn]] static void serve(int fd, std::chrono::milliseconds bound) {
+    // Gone with the test, even if it fails before killing this peer.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    test::use_tcp();
+    auto link = UcxLink::create({"", bound});
+    if (!link.ok()) _exit(1);
+    link.value()->on_message(kNothing, {nullptr, [](const UcxMessage &) {}});
+    test::Accepted accepted;
+    auto listener = link.value()->listen("127.0.0.1:0", accepted.handler());
+    if (!listener.ok()) _exit(1);
+    const std::string &address = listener.value()->address();
+    if (write(fd, address.data(), address.size()) != static_cast<ssize_t>(address.size())) _exit(1);
+    close(fd);
+    for (;;) pause();
+  }
+};
+
+// What an endpoint's failure handler heard, and when.
+struct FailureLog {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> messages;
+  std::chrono::steady_clock::time_point first;
+
+  void watch(UcxEndpoint &endpoint) {
+    endpoint.on_failure([this](const std::string &message) {
+      std::lock_guard lock(mutex);
+      if (messages.empty()) first = std::chrono::steady_clock::now();
+      messages.push_back(message);
+      changed.notify_all();
+    });
+  }
+  bool wait(std::chrono::seconds limit) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, limit, [&] { return !messages.empty(); });
+  }
+};
+
+std::shared_ptr<UcxEndpoint> connect_to(UcxLink &link, const ChildPeer &peer) {
+  auto connected = link.connect(peer.address);
+  cr_assert(connected.ok(), "%s", connected.message().c_str());
+  UcxStatus sent = connected.value()->send(kNothing, {}, {});
+  cr_assert(sent.ok(), "%s", sent.message().c_str());
+  return connected.value();
+}
+
+// A send after the failure fails at once, with the failure's message.
+void check_send_after(UcxEndpoint &endpoint, const std::string &failure) {
+  const auto start = std::chrono::steady_clock::now();
+  UcxStatus sent = endpoint.send(kNothing, {}, {});
+  cr_assert_not(sent.ok(), "a send after the failure");
+  cr_assert_lt(test::seconds_since(start), 0.5, "a send after the failure fails at once");
+  cr_assert_eq(sent.message(), failure);
+}
+
+}  // namespace
+
+Test(ucx_failure, killed_peer_reported_within_the_bound) {
+  const auto bound = 3000ms;
+  ChildPeer peer(bound);
+  test::use_tcp();
+  auto link = UcxLink::create({"", bound});
+  cr_assert(link.ok(), "%s", link.message().c_str());
+  std::shared_ptr<UcxEndpoint> endpoint = connect_to(*link.value(), peer);
+  FailureLog log;
+  log.watch(*endpoint);
+
+  const auto killed = std::chrono::steady_clock::now();
+  peer.signal(SIGKILL);
+  cr_assert(log.wait(10s), "the killed peer's failure is reported");
+  const double after = std::chrono::duration<double>(log.first - killed).count();
+  cr_log_info("killed: reported after %.3f s: %s", after, log.messages[0].c_str());
+  cr_assert_lt(after, 3.0, "reported within the bound of 3 s, after %.3f s", after);
+  const std::string expected = "the link to " + peer.address + " failed: ";
+  cr_assert(log.messages[0].rfind(expected, 0) == 0 && log.messages[0].size() > expected.size(),
+            "the message names the peer and UCX's reason: %s", log.messages[0].c_str());
+  cr_assert_eq(endpoint->failure(), log.messages[0]);
+  check_send_after(*endpoint, log.messages[0]);
+  std::this_thread::sleep_for(100ms);
+  cr_assert_eq(log.messages.size(), 1u, "the failure is reported once");
+}
+
+Test(ucx_failure, stopped_peer_reported_within_the_bound) {
+  const auto bound = 2000ms;
+  ChildPeer peer(bound);
+  test::use_tcp();
+  auto link = UcxLink::create({"", bound});
+  cr_assert(link.ok(), "%s", link.message().c_str());
+  std::shared_ptr<UcxEndpoint> endpoint = connect_to(*link.value(), peer);
+  FailureLog log;
+  log.watch(*endpoint);
+
+  const auto stopped = std::chrono::steady_clock::now();
+  peer.signal(SIGSTOP);
+  // A rendezvous the stopped peer never takes: the failure ends it.
+  std::vector<std::byte> data(size_t{32} << 20);
+  UcxStatus pending = endpoint->send(kNothing, {}, data);
+  cr_assert(log.wait(10s), "the stopped peer's failure is reported");
+  const double after = std::chrono::duration<double>(log.first - stopped).count();
+  cr_log_info("stopped: reported after %.3f s: %s", after, log.messages[0].c_str());
+  // Between B and B + B/4 after the last heartbeat; 1 s more for a loaded machine.
+  cr_assert_lt(after, 2.5 + 1.0, "reported within the bound of 2 s and a quarter, after %.3f s", after);
+  cr_assert(log.messages[0].find("the link to " + peer.address + " failed: Endpoint timeout") == 0, "%s",
+            log.messages[0].c_str());
+  cr_assert_not(pending.ok(), "the send pending at the failure ends with it");
+  cr_assert_eq(pending.message(), log.messages[0]);
+  check_send_after(*endpoint, log.messages[0]);
+}
