@@ -36,10 +36,15 @@ class UcxWaiter {
 
   // Waits until UCX completes the request, then frees it.
   ucs_status_t wait() {
-    std::unique_lock lock(mutex_);
-    done_changed_.wait(lock, [&] { return done_; });
+    ucs_status_t status;
+    {
+      std::unique_lock lock(mutex_);
+      done_changed_.wait(lock, [&] { return done_; });
+      status = status_;
+    }
+    // Outside the lock, which UCX's callback takes under the worker's.
     free_request();
-    return status_;
+    return status;
   }
   // Waits until deadline; false if the request is still pending then.
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
