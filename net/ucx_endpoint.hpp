@@ -89,8 +89,10 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
   // The failure's message; empty while the endpoint works.
   std::string failure() const;
 
-  // Sends (id, header, data) and waits until UCX has completed it: the
-  // bytes are on their way and both buffers may be reused.
+  // Sends (id, header, data) and waits until UCX has completed it: both
+  // buffers may be reused; a rendezvous (large data) completes once the
+  // peer has fetched the data, an eager message once UCX has copied it
+  // out.  Other threads' sends on the endpoint proceed meanwhile.
   UcxStatus send(uint16_t id, std::span<const std::byte> header, std::span<const std::byte> data);
 
   // The peer's registered memory that key describes (UcxMemory::key()).

@@ -23,7 +23,9 @@
 // stops answering is therefore reported between B and B + B/4 after the
 // last thing it sent.  A peer that dies (its process killed, its host
 // answering with a reset) is reported as soon as its kernel closes the
-// connection, in milliseconds.  The link also sets UCX's own detection
+// connection, in milliseconds (UCX 1.13 over TCP gives the reason
+// UCS_ERR_ENDPOINT_TIMEOUT for that too; a refused connect, at once,
+// UCS_ERR_NOT_CONNECTED).  The link also sets UCX's own detection
 // inside the bound through ucp_config_modify: KEEPALIVE_INTERVAL = B/4 and
 // the TCP transport's TCP_KEEPIDLE = B/2, TCP_KEEPINTVL = B/8 and
 // TCP_KEEPCNT = 3 (at least 1 s each: the kernel counts seconds), which
@@ -70,6 +72,7 @@ class UcxLink {
   // A context (UCP_FEATURE_AM, RMA and WAKEUP), a worker that any thread
   // may use (UCS_THREAD_MODE_MULTI) and its progress thread.
   static UcxResult<std::unique_ptr<UcxLink>> create(const UcxOptions &options);
+  // Not from the link's own handlers (it joins their thread).
   ~UcxLink();
   UcxLink(const UcxLink &) = delete;
   UcxLink &operator=(const UcxLink &) = delete;

@@ -2,6 +2,8 @@
 // in a child process killed, then SIGSTOPped.  Each failure reaches the
 // endpoint's handler once, within the failure bound, with its reason; a
 // send pending then returns with it and a send after it fails at once.
+// The transport's side of PROXY-07 and PROXY-89 (a link's failure, with
+// its root cause, reaches everything on the link).
 #include <criterion/criterion.h>
 
 #include <csignal>
@@ -91,13 +93,31 @@ struct FailureLog {
   }
 };
 
-std::shared_ptr<UcxEndpoint> connect_to(UcxLink &link, const ChildPeer &peer) {
-  auto connected = link.connect(peer.address);
-  cr_assert(connected.ok(), "%s", connected.message().c_str());
-  UcxStatus sent = connected.value()->send(kNothing, {}, {});
-  cr_assert(sent.ok(), "%s", sent.message().c_str());
-  return connected.value();
-}
+// A link connected to a peer in a child process, its endpoint's failure
+// handler watched; bound is both sides' failure bound.
+struct WatchedPeer {
+  FailureLog log;  // first: it outlives the endpoint
+  ChildPeer peer;
+  std::unique_ptr<UcxLink> link;
+  std::shared_ptr<UcxEndpoint> endpoint;
+
+  explicit WatchedPeer(std::chrono::milliseconds bound) : peer(bound) {
+    test::use_tcp();
+    auto created = UcxLink::create({"", bound});
+    cr_assert(created.ok(), "%s", created.message().c_str());
+    link = std::move(created.value());
+    auto connected = link->connect(peer.address);
+    cr_assert(connected.ok(), "%s", connected.message().c_str());
+    endpoint = connected.value();
+    UcxStatus sent = endpoint->send(kNothing, {}, {});
+    cr_assert(sent.ok(), "%s", sent.message().c_str());
+    log.watch(*endpoint);
+  }
+  // Seconds from since to the failure's report.
+  double reported_after(std::chrono::steady_clock::time_point since) const {
+    return std::chrono::duration<double>(log.first - since).count();
+  }
+};
 
 // A send after the failure fails at once, with the failure's message.
 void check_send_after(UcxEndpoint &endpoint, const std::string &failure) {
@@ -111,53 +131,39 @@ void check_send_after(UcxEndpoint &endpoint, const std::string &failure) {
 }  // namespace
 
 Test(ucx_failure, killed_peer_reported_within_the_bound) {
-  const auto bound = 3000ms;
-  ChildPeer peer(bound);
-  test::use_tcp();
-  auto link = UcxLink::create({"", bound});
-  cr_assert(link.ok(), "%s", link.message().c_str());
-  std::shared_ptr<UcxEndpoint> endpoint = connect_to(*link.value(), peer);
-  FailureLog log;
-  log.watch(*endpoint);
-
+  WatchedPeer watched(3000ms);
+  FailureLog &log = watched.log;
   const auto killed = std::chrono::steady_clock::now();
-  peer.signal(SIGKILL);
+  watched.peer.signal(SIGKILL);
   cr_assert(log.wait(10s), "the killed peer's failure is reported");
-  const double after = std::chrono::duration<double>(log.first - killed).count();
+  const double after = watched.reported_after(killed);
   cr_log_info("killed: reported after %.3f s: %s", after, log.messages[0].c_str());
   cr_assert_lt(after, 3.0, "reported within the bound of 3 s, after %.3f s", after);
-  const std::string expected = "the link to " + peer.address + " failed: ";
+  const std::string expected = "the link to " + watched.peer.address + " failed: ";
   cr_assert(log.messages[0].rfind(expected, 0) == 0 && log.messages[0].size() > expected.size(),
             "the message names the peer and UCX's reason: %s", log.messages[0].c_str());
-  cr_assert_eq(endpoint->failure(), log.messages[0]);
-  check_send_after(*endpoint, log.messages[0]);
+  cr_assert_eq(watched.endpoint->failure(), log.messages[0]);
+  check_send_after(*watched.endpoint, log.messages[0]);
   std::this_thread::sleep_for(100ms);
   cr_assert_eq(log.messages.size(), 1u, "the failure is reported once");
 }
 
 Test(ucx_failure, stopped_peer_reported_within_the_bound) {
-  const auto bound = 2000ms;
-  ChildPeer peer(bound);
-  test::use_tcp();
-  auto link = UcxLink::create({"", bound});
-  cr_assert(link.ok(), "%s", link.message().c_str());
-  std::shared_ptr<UcxEndpoint> endpoint = connect_to(*link.value(), peer);
-  FailureLog log;
-  log.watch(*endpoint);
-
+  WatchedPeer watched(2000ms);
+  FailureLog &log = watched.log;
   const auto stopped = std::chrono::steady_clock::now();
-  peer.signal(SIGSTOP);
+  watched.peer.signal(SIGSTOP);
   // A rendezvous the stopped peer never takes: the failure ends it.
   std::vector<std::byte> data(size_t{32} << 20);
-  UcxStatus pending = endpoint->send(kNothing, {}, data);
+  UcxStatus pending = watched.endpoint->send(kNothing, {}, data);
   cr_assert(log.wait(10s), "the stopped peer's failure is reported");
-  const double after = std::chrono::duration<double>(log.first - stopped).count();
+  const double after = watched.reported_after(stopped);
   cr_log_info("stopped: reported after %.3f s: %s", after, log.messages[0].c_str());
   // Between B and B + B/4 after the last heartbeat; 1 s more for a loaded machine.
   cr_assert_lt(after, 2.5 + 1.0, "reported within the bound of 2 s and a quarter, after %.3f s", after);
-  cr_assert(log.messages[0].find("the link to " + peer.address + " failed: Endpoint timeout") == 0, "%s",
+  cr_assert(log.messages[0].find("the link to " + watched.peer.address + " failed: Endpoint timeout") == 0, "%s",
             log.messages[0].c_str());
   cr_assert_not(pending.ok(), "the send pending at the failure ends with it");
   cr_assert_eq(pending.message(), log.messages[0]);
-  check_send_after(*endpoint, log.messages[0]);
+  check_send_after(*watched.endpoint, log.messages[0]);
 }

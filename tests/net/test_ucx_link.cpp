@@ -1,6 +1,7 @@
 // The UCX transport's link (net/ucx_link.hpp): listening and connecting on
 // 127.0.0.1 over TCP, active messages both ways, a refused connection, and
-// a progress thread that sleeps while the link is idle.
+// a progress thread that sleeps while the link is idle.  The transport's
+// side of PROXY-02 (calls become messages on the link).
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>

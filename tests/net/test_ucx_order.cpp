@@ -3,7 +3,9 @@
 // 16 MiB, reach their handlers in the order of sending, each one's data
 // landed (and verified byte by byte) before the next one's handler runs;
 // from one sending thread, and from four at once (each thread's order kept,
-// and messages then arrive while a rendezvous lands).
+// and messages then arrive while a rendezvous lands).  The transport's
+// side of PROXY-46 (messages in order, never interleaved) and PROXY-81
+// (a message's bytes land before what follows it is handled).
 #include <criterion/criterion.h>
 
 #include <array>
