@@ -163,6 +163,12 @@ void UcxEndpoint::note_arrival() {
 void UcxEndpoint::deliver_ready() {
   if (failed()) {
     drop_held();
+    // A landing that ended (UCX failed it with the connection) lets go of
+    // the endpoint; the caller holds it still.
+    if (landing_ && landing_->done) {
+      if (landing_->request) ucp_request_free(landing_->request);
+      landing_.reset();
+    }
     return;
   }
   while (!failed()) {

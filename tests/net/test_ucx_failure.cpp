@@ -6,6 +6,7 @@
 // its root cause, reaches everything on the link).
 #include <criterion/criterion.h>
 
+#include <atomic>
 #include <csignal>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -21,19 +22,22 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr uint16_t kNothing = 9;  // a message the peer takes and drops
+constexpr uint16_t kGo = 10;      // to the peer: send your message now
+constexpr uint16_t kBig = 11;     // from the peer: its message
 
 // A peer in a child process: a link listening on 127.0.0.1 that keeps the
-// endpoint it accepts and does nothing else until it is killed.
+// endpoint it accepts, sends a message of sends bytes (if any) once told
+// to, and does nothing else until it is killed.
 struct ChildPeer {
   pid_t pid = -1;
   std::string address;
 
-  explicit ChildPeer(std::chrono::milliseconds bound) {
+  ChildPeer(std::chrono::milliseconds bound, size_t sends) {
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
     pid = fork();
     cr_assert_geq(pid, 0, "fork");
-    if (pid == 0) serve(fds[1], bound);
+    if (pid == 0) serve(fds[1], bound, sends);
     close(fds[1]);
     char text[64] = {};
     const ssize_t got = read(fds[0], text, sizeof text - 1);
@@ -55,19 +59,27 @@ struct ChildPeer {
   }
 
  private:
-  [[noreturn]] static void serve(int fd, std::chrono::milliseconds bound) {
+  [[noreturn]] static void serve(int fd, std::chrono::milliseconds bound, size_t sends) {
     // Gone with the test, even if it fails before killing this peer.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     test::use_tcp();
     auto link = UcxLink::create({"", bound});
     if (!link.ok()) _exit(1);
     link.value()->on_message(kNothing, {nullptr, [](const UcxMessage &) {}});
+    std::atomic<bool> go{false};
+    link.value()->on_message(kGo, {nullptr, [&](const UcxMessage &) { go = true; }});
     test::Accepted accepted;
     auto listener = link.value()->listen("127.0.0.1:0", accepted.handler());
     if (!listener.ok()) _exit(1);
     const std::string &address = listener.value()->address();
     if (write(fd, address.data(), address.size()) != static_cast<ssize_t>(address.size())) _exit(1);
     close(fd);
+    if (sends > 0) {
+      std::shared_ptr<UcxEndpoint> endpoint = accepted.wait();
+      while (!go) std::this_thread::sleep_for(1ms);
+      std::vector<std::byte> data(sends);
+      if (endpoint) (void)endpoint->send(kBig, {}, data);
+    }
     for (;;) pause();
   }
 };
@@ -94,18 +106,21 @@ struct FailureLog {
 };
 
 // A link connected to a peer in a child process, its endpoint's failure
-// handler watched; bound is both sides' failure bound.
+// handler watched; bound is both sides' failure bound, big the handler of
+// the message of peer_sends bytes the peer sends when told to.
 struct WatchedPeer {
   FailureLog log;  // first: it outlives the endpoint
   ChildPeer peer;
   std::unique_ptr<UcxLink> link;
   std::shared_ptr<UcxEndpoint> endpoint;
 
-  explicit WatchedPeer(std::chrono::milliseconds bound) : peer(bound) {
+  explicit WatchedPeer(std::chrono::milliseconds bound, size_t peer_sends = 0, UcxHandler big = {})
+      : peer(bound, peer_sends) {
     test::use_tcp();
     auto created = UcxLink::create({"", bound});
     cr_assert(created.ok(), "%s", created.message().c_str());
     link = std::move(created.value());
+    if (big.deliver) link->on_message(kBig, std::move(big));
     auto connected = link->connect(peer.address);
     cr_assert(connected.ok(), "%s", connected.message().c_str());
     endpoint = connected.value();
@@ -166,4 +181,29 @@ Test(ucx_failure, stopped_peer_reported_within_the_bound) {
   cr_assert_not(pending.ok(), "the send pending at the failure ends with it");
   cr_assert_eq(pending.message(), log.messages[0]);
   check_send_after(*watched.endpoint, log.messages[0]);
+}
+
+Test(ucx_failure, peer_killed_while_its_rendezvous_lands) {
+  constexpr size_t kBytes = size_t{64} << 20;
+  std::vector<std::byte> landing(kBytes);
+  std::atomic<pid_t> victim{0};
+  std::atomic<int> placed{0}, delivered{0};
+  UcxHandler big;
+  big.place = [&](UcxEndpoint &, std::span<const std::byte>, size_t length) {
+    ++placed;
+    kill(victim.load(), SIGKILL);  // before UCX fetches a byte of it
+    return std::span<std::byte>(landing).first(std::min(length, kBytes));
+  };
+  big.deliver = [&](const UcxMessage &) { ++delivered; };
+  WatchedPeer watched(3000ms, kBytes, std::move(big));
+  victim = watched.peer.pid;
+  UcxStatus go = watched.endpoint->send(kGo, {}, {});
+  cr_assert(go.ok(), "%s", go.message().c_str());
+  cr_assert(watched.log.wait(10s), "the failure of the peer whose data lands is reported");
+  cr_log_info("killed while landing: %s", watched.log.messages[0].c_str());
+  cr_assert_eq(placed.load(), 1);
+  cr_assert_eq(delivered.load(), 0, "a message whose data did not land is not delivered");
+  cr_assert(watched.log.messages[0].rfind("the link to " + watched.peer.address + " failed: ", 0) == 0, "%s",
+            watched.log.messages[0].c_str());
+  check_send_after(*watched.endpoint, watched.log.messages[0]);
 }
