@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <netinet/in.h>
+#include <optional>
 #include <sstream>
 #include <sys/socket.h>
 #include <thread>
@@ -138,4 +139,31 @@ Test(ucx_link, idle_progress_threads_sleep) {
   for (int i = 0; i < 2; ++i)
     cr_assert_lt((after[i] - before[i]) * tick_ms, 20, "progress thread %d ran %ld ms of 1 s idle: it spins", threads[i],
                  (after[i] - before[i]) * tick_ms);
+}
+
+Test(ucx_link, a_handler_cannot_wait_on_its_own_thread) {
+  test::LinkPair pair;
+  std::string failed = pair.create();
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::optional<std::string> refusal;
+  UcxHandler replying;
+  replying.deliver = [&](const UcxMessage &message) {
+    // The send would wait on the thread that completes it.
+    UcxStatus sent = message.from.send(8, {}, {});
+    std::lock_guard lock(mutex);
+    refusal = sent.ok() ? "" : sent.message();
+    changed.notify_all();
+  };
+  pair.server->on_message(7, replying);
+  failed = pair.connect();
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  UcxStatus sent = pair.to_server->send(7, {}, {});
+  cr_assert(sent.ok(), "%s", sent.message().c_str());
+  std::unique_lock lock(mutex);
+  cr_assert(changed.wait_for(lock, 10s, [&] { return refusal.has_value(); }), "the handler ran");
+  cr_assert(refusal->find("cannot wait on the link's progress thread") != std::string::npos, "refused: '%s'",
+            refusal->c_str());
+  cr_assert_not(pair.to_client->failed(), "the refusal leaves the endpoint working");
 }
