@@ -154,30 +154,40 @@ void UcxCore::shutdown() {
   while (write(stop_fd_, &one, sizeof one) < 0 && errno == EINTR) {
   }
   thread_.join();
-  std::lock_guard lock(mutex_);
-  for (const Event &event : events_)
+  // Endpoints whose data landed as the thread stopped hold the core.
+  std::vector<std::shared_ptr<UcxEndpoint>> ready;
+  ready.swap(ready_);
+  ready.clear();
+  std::vector<Event> events;
+  std::vector<Connection> connections;
+  {
+    std::lock_guard lock(mutex_);
+    events.swap(events_);
+    connections.swap(connections_);
+  }
+  for (const Event &event : events)
     if (!event.failure) release(event.arrival);
-  events_.clear();
-  for (const Connection &connection : connections_) {
+  for (const Connection &connection : connections) {
     std::lock_guard listener_lock(connection.listener->mutex);
     if (connection.listener->listener) ucp_listener_reject(connection.listener->listener, connection.request);
   }
-  connections_.clear();
 }
 
 void UcxCore::run() {
   thread_tid_.store(gettid(), std::memory_order_release);
   next_beat_ns_ = ucx_now_ns() + bound_ns() / 4;
   while (!stopping_.load(std::memory_order_acquire)) {
-    while (ucp_worker_progress(worker_) != 0) {
-    }
-    if (act()) continue;
-    const int64_t now = ucx_now_ns();
+    // One progress call a round: under a flood of messages, progress
+    // never runs dry, and the round's beats and handlers must still run.
+    const bool progressed = ucp_worker_progress(worker_) != 0;
+    int64_t now = ucx_now_ns();
     if (now >= next_beat_ns_) {
       beat();
       next_beat_ns_ = now + bound_ns() / 4;
-      continue;
     }
+    if (act() || progressed) continue;
+    now = ucx_now_ns();
+    if (now >= next_beat_ns_) continue;
     const ucs_status_t armed = ucp_worker_arm(worker_);
     if (armed == UCS_ERR_BUSY) continue;
     pollfd fds[2] = {{event_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
@@ -216,11 +226,12 @@ bool UcxCore::act() {
     }
   }
   if (!unknown.empty()) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (connects_ > 0) {
       // Perhaps of the endpoint a connect is about to add.
       for (Event &event : unknown) events_.push_back(std::move(event));
     } else {
+      lock.unlock();  // UCX's release takes the worker's lock
       for (const Event &event : unknown)
         if (!event.failure) release(event.arrival);
     }
@@ -366,7 +377,10 @@ ucs_status_t UcxCore::on_message(void *arg, const void *header, size_t header_le
     arrival.copy.assign(bytes, bytes + length);
     arrival.data = arrival.copy.data();
   }
-  if (auto endpoint = core->find(param->reply_ep)) endpoint->note_arrival();
+  if (auto endpoint = core->find(param->reply_ep)) {
+    endpoint->note_arrival();
+    core->mark_ready(std::move(endpoint));  // never destroyed in a callback
+  }
   std::lock_guard lock(core->mutex_);
   core->events_.push_back(std::move(event));
   return kept;
@@ -375,7 +389,10 @@ ucs_status_t UcxCore::on_message(void *arg, const void *header, size_t header_le
 ucs_status_t UcxCore::on_heartbeat(void *arg, const void *, size_t, void *, size_t, const ucp_am_recv_param_t *param) {
   auto *core = static_cast<UcxCore *>(arg);
   if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
-    if (auto endpoint = core->find(param->reply_ep)) endpoint->heard(ucx_now_ns());
+    if (auto endpoint = core->find(param->reply_ep)) {
+      endpoint->heard(ucx_now_ns());
+      core->mark_ready(std::move(endpoint));  // never destroyed in a callback
+    }
   return UCS_OK;
 }
 

@@ -207,3 +207,36 @@ Test(ucx_failure, peer_killed_while_its_rendezvous_lands) {
             watched.log.messages[0].c_str());
   check_send_after(*watched.endpoint, watched.log.messages[0]);
 }
+
+Test(ucx_failure, busy_link_is_not_taken_for_silent) {
+  // Messages from four threads for three times the bound: both sides'
+  // progress threads are busy all along and must beat anyway.
+  const auto bound = 1000ms;
+  test::LinkPair pair;
+  std::string failed = pair.create({"", bound});
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  std::atomic<uint64_t> received{0};
+  pair.server->on_message(kNothing, {nullptr, [&](const UcxMessage &) { ++received; }});
+  failed = pair.connect();
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  const auto until = std::chrono::steady_clock::now() + 3 * bound;
+  std::vector<std::thread> senders;
+  std::vector<std::string> results(4);
+  std::vector<std::byte> data(2048);
+  for (size_t thread = 0; thread < results.size(); ++thread)
+    senders.emplace_back([&, thread] {
+      while (std::chrono::steady_clock::now() < until) {
+        UcxStatus sent = pair.to_server->send(kNothing, {}, data);
+        if (!sent.ok()) {
+          results[thread] = sent.message();
+          return;
+        }
+      }
+    });
+  for (auto &sender : senders) sender.join();
+  for (const std::string &result : results) cr_assert(result.empty(), "%s", result.c_str());
+  cr_log_info("%llu messages in 3 s", static_cast<unsigned long long>(received.load()));
+  cr_assert_not(pair.to_server->failed(), "%s", pair.to_server->failure().c_str());
+  cr_assert_not(pair.to_client->failed(), "%s", pair.to_client->failure().c_str());
+}
+
