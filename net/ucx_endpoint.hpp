@@ -7,15 +7,20 @@
 // has landed, in the buffer its handler placed, before the next message's
 // handler runs.  UCX 1.13 alone does not give the second half: it calls the
 // receive callback of a rendezvous message (UCP_AM_RECV_ATTR_FLAG_RNDV)
-// when its header arrives and lands its data later, after the following
-// messages' callbacks may have run; nor does it promise the first half when
-// an endpoint spreads messages over several lanes.  So each message carries
-// a sequence number (8 bytes, host order: both ends are little-endian) and
-// the receiver delivers them one by one from a reorder point, holding those
-// that come after a rendezvous still landing (stats() counts both).
+// when its header arrives and lands its data later (ucp_am_recv_data_nbx),
+// after the following messages' callbacks may have run (with four senders
+// on one endpoint, 4824 of 10,000 messages arrived so).  The first half
+// ucp.h does not promise at all (over TCP, one lane, none of those 10,000
+// arrived out of sending order).  So each message carries a sequence
+// number (8 bytes, host order: both ends are little-endian) and the
+// receiver delivers them one by one from a reorder point, holding those
+// that come early or after a rendezvous still landing (stats() counts
+// both).
 //
-// Failure: the first error of the connection (UCX's error callback, or a
-// silent peer past the failure bound) fails the endpoint once, with the
+// Failure: the first error of the connection (UCX's error callback, a
+// silent peer past the failure bound, or a message the link cannot hand
+// over: no handler for its id, a placed buffer too small, a handler that
+// threw) fails the endpoint once, with the
 // message "the link to HOST:PORT failed: <UCX's reason>"; the failure
 // handler hears it once, every send, put and get pending then ends with it,
 // and every later one fails at once with it.
