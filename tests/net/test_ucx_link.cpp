@@ -167,3 +167,42 @@ Test(ucx_link, a_handler_cannot_wait_on_its_own_thread) {
             refusal->c_str());
   cr_assert_not(pair.to_client->failed(), "the refusal leaves the endpoint working");
 }
+
+Test(ucx_link, a_message_the_link_cannot_hand_over_fails_the_endpoint) {
+  test::LinkPair pair;
+  std::string failed = pair.create();
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  UcxHandler small;  // places 4 bytes for any message
+  std::vector<std::byte> four(4);
+  small.place = [&](UcxEndpoint &, std::span<const std::byte>, size_t) { return std::span<std::byte>(four); };
+  small.deliver = [](const UcxMessage &) {};
+  pair.server->on_message(7, small);
+  failed = pair.connect();
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  const std::vector<std::byte> data(100);
+  UcxStatus sent = pair.to_server->send(7, {}, data);
+  cr_assert(sent.ok(), "%s", sent.message().c_str());
+  for (int i = 0; i < 1000 && !pair.to_client->failed(); ++i) std::this_thread::sleep_for(10ms);
+  const std::string expected = "the link to " + pair.to_client->peer() +
+                               " failed: Message truncated (the handler of id 7 placed 4 bytes for a message of 100)";
+  cr_assert_eq(pair.to_client->failure(), expected);
+
+  // The other side sees its peer close the connection.
+  for (int i = 0; i < 1000 && !pair.to_server->failed(); ++i) std::this_thread::sleep_for(10ms);
+  cr_assert(pair.to_server->failed(), "the sender's endpoint fails too");
+  sent = pair.to_server->send(99, {}, {});
+  cr_assert_eq(sent.message(), pair.to_server->failure());
+}
+
+Test(ucx_link, a_message_for_an_id_without_handler_fails_the_endpoint) {
+  test::LinkPair pair;
+  std::string failed = pair.create();
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  failed = pair.connect();
+  cr_assert(failed.empty(), "%s", failed.c_str());
+  UcxStatus sent = pair.to_server->send(99, bytes_of("?"), {});
+  cr_assert(sent.ok(), "%s", sent.message().c_str());
+  for (int i = 0; i < 1000 && !pair.to_client->failed(); ++i) std::this_thread::sleep_for(10ms);
+  cr_assert(pair.to_client->failure().find("(a message for id 99, which has no handler)") != std::string::npos,
+            "'%s'", pair.to_client->failure().c_str());
+}
