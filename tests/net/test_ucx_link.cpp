@@ -206,3 +206,18 @@ Test(ucx_link, a_message_for_an_id_without_handler_fails_the_endpoint) {
   cr_assert(pair.to_client->failure().find("(a message for id 99, which has no handler)") != std::string::npos,
             "'%s'", pair.to_client->failure().c_str());
 }
+
+Test(ucx_link, connect_to_an_unanswering_address_ends_within_the_bound) {
+  // 192.0.2.0/24 is TEST-NET-1: no host there answers (or no route leads
+  // there); either way connect ends within the failure bound, by name.
+  test::use_tcp();
+  auto link = UcxLink::create({"", 1000ms});
+  cr_assert(link.ok(), "%s", link.message().c_str());
+  const auto start = std::chrono::steady_clock::now();
+  auto connected = link.value()->connect("192.0.2.123:9");
+  const double took = test::seconds_since(start);
+  cr_log_info("%s after %.3f s", connected.ok() ? "connected" : connected.message().c_str(), took);
+  cr_assert_not(connected.ok());
+  cr_assert(connected.message().rfind("connecting to 192.0.2.123:9 failed: ", 0) == 0, "%s", connected.message().c_str());
+  cr_assert_lt(took, 1.0 + 2.0, "ended within the bound of 1 s (and 1 s for the reason), after %.3f s", took);
+}
