@@ -213,12 +213,10 @@ Test(ucx_failure, busy_link_is_not_taken_for_silent) {
   // progress threads are busy all along and must beat anyway.
   const auto bound = 1000ms;
   test::LinkPair pair;
-  std::string failed = pair.create({"", bound});
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.create({"", bound});
   std::atomic<uint64_t> received{0};
   pair.server->on_message(kNothing, {nullptr, [&](const UcxMessage &) { ++received; }});
-  failed = pair.connect();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.connect();
   const auto until = std::chrono::steady_clock::now() + 3 * bound;
   std::vector<std::thread> senders;
   std::vector<std::string> results(4);

@@ -73,13 +73,11 @@ long thread_ticks(pid_t tid) {
 
 Test(ucx_link, listen_connect_and_messages_both_ways) {
   test::LinkPair pair;
-  std::string failed = pair.create();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.create();
   Inbox at_server, at_client;
   pair.server->on_message(7, at_server.handler());
   pair.client->on_message(8, at_client.handler());
-  failed = pair.connect();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.connect();
   cr_assert_neq(pair.listener->port(), 0, "port 0 picks a port, which the listener tells");
   cr_assert_eq(pair.to_server->peer(), pair.listener->address());
 
@@ -125,10 +123,8 @@ Test(ucx_link, connect_without_listener_names_the_address) {
 
 Test(ucx_link, idle_progress_threads_sleep) {
   test::LinkPair pair;
-  std::string failed = pair.create();
-  cr_assert(failed.empty(), "%s", failed.c_str());
-  failed = pair.connect();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.create();
+  pair.connect();
   std::this_thread::sleep_for(200ms);  // past the connection's own traffic
   const pid_t threads[] = {pair.server->progress_thread_id(), pair.client->progress_thread_id()};
   long before[2], after[2];
@@ -143,8 +139,7 @@ Test(ucx_link, idle_progress_threads_sleep) {
 
 Test(ucx_link, a_handler_cannot_wait_on_its_own_thread) {
   test::LinkPair pair;
-  std::string failed = pair.create();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.create();
   std::mutex mutex;
   std::condition_variable changed;
   std::optional<std::string> refusal;
@@ -157,8 +152,7 @@ Test(ucx_link, a_handler_cannot_wait_on_its_own_thread) {
     changed.notify_all();
   };
   pair.server->on_message(7, replying);
-  failed = pair.connect();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.connect();
   UcxStatus sent = pair.to_server->send(7, {}, {});
   cr_assert(sent.ok(), "%s", sent.message().c_str());
   std::unique_lock lock(mutex);
@@ -170,15 +164,13 @@ Test(ucx_link, a_handler_cannot_wait_on_its_own_thread) {
 
 Test(ucx_link, a_message_the_link_cannot_hand_over_fails_the_endpoint) {
   test::LinkPair pair;
-  std::string failed = pair.create();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.create();
   UcxHandler small;  // places 4 bytes for any message
   std::vector<std::byte> four(4);
   small.place = [&](UcxEndpoint &, std::span<const std::byte>, size_t) { return std::span<std::byte>(four); };
   small.deliver = [](const UcxMessage &) {};
   pair.server->on_message(7, small);
-  failed = pair.connect();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.connect();
   const std::vector<std::byte> data(100);
   UcxStatus sent = pair.to_server->send(7, {}, data);
   cr_assert(sent.ok(), "%s", sent.message().c_str());
@@ -196,10 +188,8 @@ Test(ucx_link, a_message_the_link_cannot_hand_over_fails_the_endpoint) {
 
 Test(ucx_link, a_message_for_an_id_without_handler_fails_the_endpoint) {
   test::LinkPair pair;
-  std::string failed = pair.create();
-  cr_assert(failed.empty(), "%s", failed.c_str());
-  failed = pair.connect();
-  cr_assert(failed.empty(), "%s", failed.c_str());
+  pair.create();
+  pair.connect();
   UcxStatus sent = pair.to_server->send(99, bytes_of("?"), {});
   cr_assert(sent.ok(), "%s", sent.message().c_str());
   for (int i = 0; i < 1000 && !pair.to_client->failed(); ++i) std::this_thread::sleep_for(10ms);

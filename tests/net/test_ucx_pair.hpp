@@ -3,6 +3,8 @@
 // child process.
 #pragma once
 
+#include <criterion/criterion.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -50,26 +52,25 @@ struct LinkPair {
   std::shared_ptr<UcxEndpoint> to_server;  // the client's endpoint
   std::shared_ptr<UcxEndpoint> to_client;  // the server's
 
-  // Empty, or the first failure's message.
-  std::string create(const UcxOptions &options = {}) {
+  // Each fails the test with UCX's message where it fails.
+  void create(const UcxOptions &options = {}) {
     use_tcp();
     auto made_server = UcxLink::create(options);
-    if (!made_server.ok()) return made_server.message();
+    cr_assert(made_server.ok(), "%s", made_server.message().c_str());
     server = std::move(made_server.value());
     auto made_client = UcxLink::create(options);
-    if (!made_client.ok()) return made_client.message();
+    cr_assert(made_client.ok(), "%s", made_client.message().c_str());
     client = std::move(made_client.value());
-    return "";
   }
-  std::string connect() {
+  void connect() {
     auto listening = server->listen("127.0.0.1:0", accepted.handler());
-    if (!listening.ok()) return listening.message();
+    cr_assert(listening.ok(), "%s", listening.message().c_str());
     listener = std::move(listening.value());
     auto connected = client->connect(listener->address());
-    if (!connected.ok()) return connected.message();
+    cr_assert(connected.ok(), "%s", connected.message().c_str());
     to_server = connected.value();
     to_client = accepted.wait();
-    return to_client ? "" : "the server accepted nothing in 10 s";
+    cr_assert(to_client != nullptr, "the server accepted nothing in 10 s");
   }
 };
 

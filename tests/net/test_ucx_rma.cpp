@@ -57,11 +57,9 @@ struct Fixture {
   std::unique_ptr<UcxRemoteRegion> region;
 
   void open() {
-    std::string failed = pair.create();
-    cr_assert(failed.empty(), "%s", failed.c_str());
+    pair.create();
     pair.client->on_message(kKey, inbox.handler());
-    failed = pair.connect();
-    cr_assert(failed.empty(), "%s", failed.c_str());
+    pair.connect();
     auto mapped = pair.server->map(memory.data(), memory.size());
     cr_assert(mapped.ok(), "%s", mapped.message().c_str());
     registered = std::move(mapped.value());
