@@ -42,12 +42,22 @@ struct perftest_command {
 void perftest_command(struct perftest_command *c, const struct two_hosts *h, enum two_hosts_side side,
                       const struct perftest_run *run);
 
+/* Runs run between h's sides: ucx_perftest's server in a (spawned, and
+ * killed once the client is done), its client in b once the server
+ * listens (within 10 s).  The client's output, NUL-terminated, is left in
+ * output; 0 where the client exited 0, else -1 with the reason in output
+ * (the client's own words, where it ran). */
+int perftest_between(struct two_hosts *h, const struct perftest_run *run, char *output, size_t size);
 /* Writes ucx_perftest's path into path; false where it is not installed. */
 bool perftest_find(char *path, size_t size);
 
 /* The overall bandwidth in MB/s that a client's output reports on its
  * "Final:" line, or -1 where output has no such line. */
 double perftest_bandwidth(const char *output);
+/* The median latency in microseconds that a latency test's client reports
+ * on its "Final:" line (half a round trip, for the ping-pong tests such as
+ * ucp_am_lat), or -1 where output has no such line. */
+double perftest_latency(const char *output);
 
 #ifdef __cplusplus
 }

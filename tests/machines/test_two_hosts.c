@@ -537,41 +537,6 @@ Test(two_hosts, up_refuses_without_privileges_and_twice_in_a_process) {
 
 /* ---- UCX across the two hosts ----------------------------------------------- */
 
-/* What two_hosts_run runs in b: a command, its output into a file. */
-struct command_into {
-  char *const *argv, *const *envp;
-  int output;
-};
-
-static int exec_into(void *arg) {
-  const struct command_into *c = arg;
-  dup2(c->output, 1);
-  dup2(c->output, 2);
-  execve(c->argv[0], c->argv, c->envp);
-  return 127;
-}
-
-/* True once process pid's network namespace has a TCP socket listening
- * on port (its /proc/PID/net/tcp), within ms. */
-static bool listening_within(pid_t pid, uint16_t port, long ms) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/net/tcp", (int)pid);
-  struct timespec start;
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  do {
-    FILE *tcp = fopen(path, "re");
-    bool found = false;
-    unsigned local_port, state;
-    while (tcp && fgets(line, sizeof line, tcp))
-      if (sscanf(line, " %*d: %*x:%x %*x:%*x %x", &local_port, &state) == 2 && local_port == port && state == 0x0A)
-        found = true;
-    if (tcp) fclose(tcp);
-    if (found) return true;
-    nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL);
-  } while (ms_since(&start) < ms);
-  return false;
-}
-
 /* Asserts: ucx_perftest's server in a and its client in b, over UCX's tcp
  * transport on the veth alone (perftest_command, the benchmarks'
  * baseline), run ucp_am_bw to its end, exit 0 and report a bandwidth. */
@@ -580,26 +545,9 @@ Test(two_hosts, ucx_perftest_runs_between_the_hosts) {
   if (!perftest_find(program, sizeof program)) cr_skip_test("no ucx_perftest (Debian's ucx-utils) in /usr/bin or PATH");
   hosts_up();
   struct perftest_run run = {program, "ucp_am_bw", 65536, 500, 50};
-  struct perftest_command server, client;
-  perftest_command(&server, hosts, TWO_HOSTS_A, &run);
-  perftest_command(&client, hosts, TWO_HOSTS_B, &run);
-  pid_t serving = two_hosts_spawn(hosts, TWO_HOSTS_A, server.argv, server.envp);
-  cr_assert_gt(serving, 0, "the server: %s", two_hosts_error());
-  cr_assert(listening_within(serving, perftest_port, 10000), "ucx_perftest's server listens on no port %d in 10 s",
-            perftest_port);
-
-  char output_path[] = "/tmp/rig-perftest-XXXXXX";
-  int output = mkstemp(output_path);
-  cr_assert_geq(output, 0, "mkstemp: %s", strerror(errno));
-  unlink(output_path);
-  struct command_into command = {client.argv, client.envp, output};
-  int status = two_hosts_run(hosts, TWO_HOSTS_B, exec_into, &command);
-  char text[16384] = "";
-  ssize_t n = pread(output, text, sizeof text - 1, 0);
-  close(output);
-  text[n > 0 ? n : 0] = '\0';
-  cr_assert_eq(status, 0, "the client %s %s answered %d: %s", client.envp[0], client.envp[1], status,
-               status < 0 ? two_hosts_error() : text);
+  char text[16384];
+  cr_assert_eq(perftest_between(hosts, &run, text, sizeof text), 0, "ucx_perftest %s between the hosts: %s",
+               run.test, text);
   double bandwidth = perftest_bandwidth(text);
   cr_assert_gt(bandwidth, 0, "the client reported no bandwidth: %s", text);
   cr_log_info("ucx_perftest %s of %ld bytes from %s to %s: %.1f MB/s", run.test, run.message_bytes,
