@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "perftest_command.h"
 
 #include <errno.h>
@@ -5,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,12 +114,10 @@ int perftest_between(struct two_hosts *h, const struct perftest_run *run, char *
   if (!listening_within(serving, perftest_port, 10000)) {
     snprintf(output, size, "ucx_perftest's server listens on no port %d in 10 s", perftest_port);
   } else {
-    char path[] = "/tmp/rig-perftest-XXXXXX";
-    int file = mkstemp(path);
+    int file = memfd_create("rig-perftest-output", MFD_CLOEXEC);
     if (file < 0) {
-      snprintf(output, size, "mkstemp: %s", strerror(errno));
+      snprintf(output, size, "memfd_create: %s", strerror(errno));
     } else {
-      unlink(path);
       struct command_into command = {client.argv, client.envp, file};
       status = two_hosts_run(h, TWO_HOSTS_B, exec_into, &command);
       ssize_t n = pread(file, output, size - 1, 0);
