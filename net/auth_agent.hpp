@@ -5,7 +5,7 @@
 #pragma once
 
 #include "auth_messages.hpp"
-#include "auth_outcome.hpp"
+#include "outcome.hpp"
 #include "keys.hpp"
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 // no trailing bytes; what they refuse they name with its numbers.
 #pragma once
 
-#include "auth_outcome.hpp"
+#include "outcome.hpp"
 #include "keys.hpp"
 
 #include <array>

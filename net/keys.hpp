@@ -3,7 +3,7 @@
 // directory of them, each named by its file) and the client's one key.
 #pragma once
 
-#include "auth_outcome.hpp"
+#include "outcome.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
-// A value or the reason there is none: how the authentication of a machine
-// link answers, since no exception leaves its API.
+// A value or the reason there is none: how the authentication and the wire
+// codec of a machine link answer, since no exception leaves their APIs.
 #pragma once
 
 #include <string>
