@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,10 +31,18 @@ namespace {
 
 std::string dir;
 
+// A directory of this test's own, mode 0700: mkdir makes it or fails
+// where the name is taken, so the first free name of this process is its.
 void make_dir() {
-  char name[] = "/tmp/rig-auth-keys-XXXXXX";
-  cr_assert_not_null(mkdtemp(name));
-  dir = name;
+  for (int n = 0; n < 1000; n++) {
+    std::string name = "/tmp/rig-auth-keys-" + std::to_string(getpid()) + "-" + std::to_string(n);
+    if (mkdir(name.c_str(), 0700) == 0) {
+      dir = name;
+      return;
+    }
+    cr_assert_eq(errno, EEXIST, "mkdir %s: %s", name.c_str(), strerror(errno));
+  }
+  cr_assert_fail("no free directory name for the key files in /tmp");
 }
 
 void remove_dir() { std::filesystem::remove_all(dir); }
