@@ -60,12 +60,6 @@ double perftest_latency(const char *output) {
   return final_line(output, numbers) ? numbers[1] : -1;
 }
 
-static long ms_since(const struct timespec *start) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 /* True once process pid's network namespace has a TCP socket listening
  * on port (its /proc/PID/net/tcp), within ms. */
 static bool listening_within(pid_t pid, unsigned port, long ms) {
@@ -83,7 +77,7 @@ static bool listening_within(pid_t pid, unsigned port, long ms) {
     if (tcp) fclose(tcp);
     if (found) return true;
     nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL);
-  } while (ms_since(&start) < ms);
+  } while (two_hosts_ms_since(&start) < ms);
   return false;
 }
 

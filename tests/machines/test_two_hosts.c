@@ -48,12 +48,6 @@ static struct two_hosts *hosts_up(void) {
   return hosts;
 }
 
-static long ms_since(const struct timespec *start) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 /* ---- The bytes of a stream ------------------------------------------------ */
 
 /* Word k of every stream, which holds its bytes 8k to 8k + 7: a
@@ -305,10 +299,10 @@ static void pump(struct flow *f, long ms, uint64_t until, long idle_ms) {
   struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
   clock_gettime(CLOCK_MONOTONIC, &f->last_arrival);
-  while (ms_since(&start) < ms && f->received < until) {
+  while (two_hosts_ms_since(&start) < ms && f->received < until) {
     struct pollfd p[2] = {{.fd = f->sender, .events = POLLOUT}, {.fd = f->receiver, .events = POLLIN}};
     poll(p, 2, 10);
-    if (idle_ms && !(p[1].revents & POLLIN) && ms_since(&f->last_arrival) >= idle_ms) return;
+    if (idle_ms && !(p[1].revents & POLLIN) && two_hosts_ms_since(&f->last_arrival) >= idle_ms) return;
     if (p[0].revents & POLLOUT) {
       fill_pattern(chunk, f->sent, sizeof chunk);
       ssize_t n = send(f->sender, chunk, sizeof chunk, MSG_NOSIGNAL);
@@ -360,7 +354,7 @@ Test(two_hosts, cut_stops_the_stream_and_restore_lets_a_new_one_through) {
   struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
   int while_cut = two_hosts_run(hosts, TWO_HOSTS_B, connect_answer, &a);
-  long took = ms_since(&start);
+  long took = two_hosts_ms_since(&start);
   cr_assert(while_cut > 0 && while_cut != ETIMEDOUT,
             "b's connect to %s:%u while cut answered %d (%s) after %ld ms, not a failure of its own", address, port,
             while_cut, while_cut < 0 ? two_hosts_error() : strerror(while_cut), took);

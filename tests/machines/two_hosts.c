@@ -216,10 +216,10 @@ int two_hosts_sweep(void) {
 
 /* ---- Up and down --------------------------------------------------------- */
 
-static long elapsed_ms(const struct timespec *since) {
+long two_hosts_ms_since(const struct timespec *start) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+  return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
 /* Waits for both ends' carrier (LOWER_UP), which a veth has once both
@@ -232,7 +232,7 @@ static int wait_for_carrier(struct two_hosts *h) {
     for (;;) {
       if (IP(h->ip, "-n", h->side[s].name, "-o", "link", "show", "dev", h->side[s].name) != 0) return -1;
       if (strstr(output, "LOWER_UP")) break;
-      if (elapsed_ms(&start) > carrier_wait_ms) {
+      if (two_hosts_ms_since(&start) > carrier_wait_ms) {
         fail("the link has no carrier %d ms after its ends were set up: %s", carrier_wait_ms, output);
         return -1;
       }

@@ -20,6 +20,7 @@
 #define RIG_TESTS_TWO_HOSTS_H
 
 #include <sys/types.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +39,9 @@ struct two_hosts *two_hosts_up(void);
 
 /* The reason the calling thread's last failing call gave. */
 const char *two_hosts_error(void);
+/* The milliseconds of CLOCK_MONOTONIC since start, for the fixture's and
+ * its users' bounded waits. */
+long two_hosts_ms_since(const struct timespec *start);
 
 /* Side's IPv4 address, dotted ("10.0.1.5"), for "HOST:PORT". */
 const char *two_hosts_address(const struct two_hosts *h, enum two_hosts_side side);
