@@ -101,7 +101,7 @@ void Completions::raise(uint32_t proxy, size_t device, uint64_t value, const cha
   rig_proxy_word *w = word(proxy);
   if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) != 0) return;
   rig::proxy::raise_word(&w->value, value, sleepers_);
-  if (hooks_.raised) hooks_.raised(proxy, value);
+  if (hooks_.raised) hooks_.raised(proxy, device, value);
 }
 
 void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {

@@ -27,12 +27,12 @@
 
 namespace rigd {
 
-// Hears a client's words move, beside their memory: raised after a
-// proxy's word shows value (each device's values in order), lost once with
-// the why of its proxy's first failure.  Either may be empty; each runs on
+// Hears a client's words move, beside their memory: raised after the word
+// of proxy, of served device `device`, shows value (each device's values
+// in order), lost once with the why of its proxy's first failure.  Either may be empty; each runs on
 // the thread that moved the word, and may block it.
 struct CompletionHooks {
-  std::function<void(uint32_t proxy, uint64_t value)> raised;
+  std::function<void(uint32_t proxy, size_t device, uint64_t value)> raised;
   std::function<void(uint32_t proxy, const std::string &why)> lost;
 };
 
