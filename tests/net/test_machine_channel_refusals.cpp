@@ -34,9 +34,9 @@ struct RawClient {
   std::unique_ptr<UcxLink> link;
   std::shared_ptr<UcxEndpoint> endpoint;
 
-  explicit RawClient(const std::string &address) {
+  explicit RawClient(const std::string &address, UcxOptions options = {}) {
     use_tcp();
-    auto made = UcxLink::create({});
+    auto made = UcxLink::create(options);
     cr_assert(made.ok(), "%s", made.message().c_str());
     link = std::move(made.value());
     link->on_message(kAuthChallengeId, keep(challenge));
@@ -124,7 +124,8 @@ Test(machine_channel_refusals, no_proof_within_the_failure_bound_closed) {
   AgentListener::Options options;
   options.ucx.failure_bound = std::chrono::milliseconds(1000);
   Agent agent(options);
-  RawClient raw(agent.listener->address());
+  // Its heartbeats within the agent's bound: only the PROOF is missing.
+  RawClient raw(agent.listener->address(), options.ucx);
   cr_assert(raw.wait([&] { return !raw.challenge.empty(); }), "no CHALLENGE");
   auto [peer, cause] = agent.refusal();
   cr_expect(cause.find("no PROOF") != std::string::npos, "cause %s", cause.c_str());
