@@ -127,7 +127,11 @@ void RemoteClient::alloc(const wire::Request &r, const wire::Alloc &a, RemoteAns
     return;
   }
   answer.why = told();
-  if (answer.why.empty())
+  if (!answer.why.empty()) return;
+  if (c.status == RIG_EINVAL && a.memory > RIG_MEMORY_MAPPED)
+    answer.why = "memory kind " + std::to_string(a.memory) + " is none of rig's (0 to " +
+                 std::to_string(RIG_MEMORY_MAPPED) + ")";
+  else
     answer.why = "device " + std::to_string(r.device) + " cannot allocate " + std::to_string(a.bytes) +
                  " bytes of memory kind " + std::to_string(a.memory) + ": " + rig_last_error();
 }

@@ -100,6 +100,30 @@ std::optional<std::string> RemoteClient::launch_of(const wire::Launch &l, size_t
   return std::nullopt;
 }
 
+std::optional<std::string> RemoteClient::words_of(const wire::Words &w, size_t index,
+                                                  std::vector<rig_proxy_part> &parts) {
+  // A WORDS part, then a WORD part for each write (protocol.h); hold_parts
+  // runs them on the machine's host alone, and refuses them elsewhere.
+  rig_proxy_part words{};
+  words.kind = RIG_PROXY_PART_WORDS;
+  words.rows = w.writes.size();
+  parts.push_back(words);
+  for (size_t j = 0; j < w.writes.size(); ++j) {
+    const wire::Word &write = w.writes[j];
+    const Object *memory = object(write.place.object, Kind::memory);
+    if (!memory)
+      return "part " + std::to_string(index) + " (WORDS) write " + std::to_string(j) + " names object " +
+             std::to_string(write.place.object) + ", which is no memory of the connection's";
+    rig_proxy_part p{};
+    p.kind = RIG_PROXY_PART_WORD;
+    p.word = write.value;
+    p.dst = memory->id;
+    p.dst_offset = write.place.offset;
+    parts.push_back(p);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint32_t account,
                                                   std::vector<rig_proxy_part> &parts, std::vector<uint64_t> &staged) {
   for (size_t i = 0; i < h.parts.size(); ++i) {
@@ -146,8 +170,10 @@ std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint3
             p.rows = 1;
             p.dst_pitch = part.bytes;
             parts.push_back(p);
-          } else {
+          } else if constexpr (std::is_same_v<Part, wire::Launch>) {
             return launch_of(part, i, parts);
+          } else {
+            return words_of(part, i, parts);
           }
           return std::nullopt;
         },

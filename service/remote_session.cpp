@@ -72,13 +72,20 @@ void RemoteSession::stop() noexcept {
 }
 
 void RemoteSession::fail_job(const std::string &why) noexcept {
-  std::call_once(failed_, [&] {
-    job_failed_.store(true, std::memory_order_release);
-    closing_.store(true, std::memory_order_release);
+  bool first = false;
+  std::call_once(failed_, [&] { first = true; });
+  if (!first) return;
+  job_failed_.store(true, std::memory_order_release);
+  closing_.store(true, std::memory_order_release);
+  // Out of memory for the line or the message, the client still hears of
+  // the failure as its link closes.
+  try {
     log_line(LogLevel::warning, who_ + ": its job failed: " + why);
     // The link may have failed first: the client then hears its own reason.
     [[maybe_unused]] rig::net::UcxStatus sent = connection_->send(wire::Failure{why});
-  });
+  } catch (const std::exception &) {
+    job_failed_.store(false, std::memory_order_release);
+  }
 }
 
 void RemoteSession::linger() noexcept {
@@ -99,9 +106,14 @@ void RemoteSession::serve_job() {
   std::vector<uint64_t> words(served_.size() * RIG_PROXY_WORD_BYTES / sizeof(uint64_t));
   uint32_t sleepers = 0;
   size_t devices = served_.size();
+  // On the completion threads: nothing may leave them but the job's end.
   CompletionHooks hooks{
-      [&reports, devices](uint32_t, size_t device, uint64_t value) {
-        reports.report(account_of_served(device, devices), value);
+      [this, &reports, devices](uint32_t, size_t device, uint64_t value) {
+        try {
+          reports.report(account_of_served(device, devices), value);
+        } catch (const std::exception &e) {
+          fail_job(std::string("rigd cannot send the bytes of a GET: ") + e.what());
+        }
       },
       [this](uint32_t, const std::string &why) { fail_job(why); }};
   Completions completions(reinterpret_cast<std::byte *>(words.data()), &sleepers, served_, counters_, who_,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -170,6 +171,32 @@ Test(rigd_machines, a_wait_on_another_devices_value_and_reports_in_order) {
       cr_assert_gt(v, last, "SIM:0's reports go back: %s", h.c_str());
       last = v;
     }
+}
+
+/* PROXY-32, PROXY-36: the machine's host runs a WORDS part, its writes
+ * in order after the earlier parts; on another device a WORDS part fails
+ * the job, saying the device does not run it. */
+Test(rigd_machines, the_host_runs_words_parts_and_no_other_device_does) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, host, "", 1, 64);
+  const uint64_t first = 0x1122334455667788, second = 42;
+  wire::Words words{{wire::Word{{1, 8}, first}, wire::Word{{1, 16}, second}, wire::Word{{1, 16}, second + 1}}};
+  cr_assert(c->send(handover(host, 1, {wire::Fill{{1, 0}, 64, 0xff}, words, wire::Get{{1, 0}, 32}})));
+  cr_assert(c->await_report(host, 1), "%s", c->await_failure().c_str());
+  std::vector<uint8_t> got = c->bytes_of(host, 1, 2);
+  cr_assert_eq(got.size(), 32u);
+  uint64_t at[4];
+  std::memcpy(at, got.data(), sizeof at);
+  cr_assert_eq(at[0], ~uint64_t{0}, "the fill before the words");
+  cr_assert_eq(at[1], first);
+  cr_assert_eq(at[2], second + 1, "the later write of the same word wins");
+  cr_assert_eq(at[3], ~uint64_t{0});
+  auto other = agent.connect();
+  open_and_alloc(*other, mem, "", 1, 64);
+  cr_assert(other->send(handover(mem, 1, {wire::Words{{wire::Word{{1, 0}, 1}}}})));
+  std::string failure = other->await_failure();
+  cr_assert(failure.find("does not run") != std::string::npos, "%s", failure.c_str());
 }
 
 /* PROXY-61: a RELEASE right after a GET of the object lets the GET finish
