@@ -15,17 +15,8 @@ namespace {
 
 // Rows of one: a copy of bytes from src to dst.
 rig_proxy_part copy_part(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset, uint64_t bytes) {
-  rig_proxy_part p{};
-  p.kind = RIG_PROXY_PART_COPY;
-  p.src = src;
-  p.src_offset = src_offset;
-  p.dst = dst;
-  p.dst_offset = dst_offset;
-  p.width = bytes;
-  p.rows = 1;
-  p.src_pitch = bytes;
-  p.dst_pitch = bytes;
-  return p;
+  return {.kind = RIG_PROXY_PART_COPY, .value = 0, .src = src, .src_offset = src_offset, .dst = dst,
+          .dst_offset = dst_offset, .width = bytes, .rows = 1, .src_pitch = bytes, .dst_pitch = bytes};
 }
 
 template <class T>
@@ -161,15 +152,9 @@ std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint3
           } else if constexpr (std::is_same_v<Part, wire::Fill>) {
             auto dst = memory(part.target);
             if (!dst) return unheld(part.target, "FILL");
-            rig_proxy_part p{};
-            p.kind = RIG_PROXY_PART_FILL;
-            p.value = part.byte;
-            p.dst = *dst;
-            p.dst_offset = part.target.offset;
-            p.width = part.bytes;
-            p.rows = 1;
-            p.dst_pitch = part.bytes;
-            parts.push_back(p);
+            parts.push_back({.kind = RIG_PROXY_PART_FILL, .value = part.byte, .src = 0, .src_offset = 0, .dst = *dst,
+                             .dst_offset = part.target.offset, .width = part.bytes, .rows = 1, .src_pitch = 0,
+                             .dst_pitch = part.bytes});
           } else if constexpr (std::is_same_v<Part, wire::Launch>) {
             return launch_of(part, i, parts);
           } else {
