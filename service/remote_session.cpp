@@ -47,12 +47,19 @@ RemoteSession::RemoteSession(std::shared_ptr<rig::net::AgentConnection> connecti
       counters_(client_, 0, remote_user, connection_->hello(), served.size()),
       on_end_(std::move(on_end)),
       thread_([this] {
+        auto since = std::chrono::steady_clock::now();
+        std::string ended;
         try {
-          serve_job();
+          ended = serve_job();
         } catch (const std::exception &e) {
-          log_line(LogLevel::error, who_ + ": its session ended: " + e.what());
-          fail_job(std::string("rigd ended the session: ") + e.what());
+          ended = std::string("rigd ended its session: ") + e.what();
+          fail_job(ended);
         }
+        // Once what the client held went back.
+        char after[64];
+        std::snprintf(after, sizeof after, " after %.1f s",
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count());
+        log_line(LogLevel::info, who_ + " left (" + ended + ")" + after);
         linger();
         connection_->close();
         users_.leave(remote_user);
@@ -96,7 +103,7 @@ void RemoteSession::linger() noexcept {
     connection_->next(message_wait);
 }
 
-void RemoteSession::serve_job() {
+std::string RemoteSession::serve_job() {
   // Declared in the order a local session's are: what the client holds is
   // counted out last, its values are waited for before its memory goes.
   Account account(users_, remote_user, counters_.held);
@@ -123,7 +130,6 @@ void RemoteSession::serve_job() {
   requests.set_trust_domain(key_domain(connection_->key_id()));
   RemoteClient client(served_, requests, objects, reports);
   log_line(LogLevel::info, who_ + " connected");
-  auto since = std::chrono::steady_clock::now();
   std::string ended = "closed";
   while (!closing_.load(std::memory_order_acquire)) {
     std::optional<rig::net::ReceivedMessage> received = connection_->next(message_wait);
@@ -157,10 +163,8 @@ void RemoteSession::serve_job() {
         received->message);
     if (breach) fail_job(*breach);
   }
-  char after[64];
-  std::snprintf(after, sizeof after, " after %.1f s",
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count());
-  log_line(LogLevel::info, who_ + " left (" + ended + ")" + after);
+  if (job_failed_.load(std::memory_order_acquire)) ended = "its job failed";
+  return ended;
 }
 
 }  // namespace rigd

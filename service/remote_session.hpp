@@ -53,9 +53,9 @@ class RemoteSession {
   bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
 
  private:
-  // Serves the job until it ends; what the client held is released as it
-  // returns.
-  void serve_job();
+  // Serves the job until it ends, and answers how it ended; what the
+  // client held is released as it returns.
+  std::string serve_job();
   // Fails the client's job, once: sends FAILURE with why, and the job ends.
   // Any thread.
   void fail_job(const std::string &why) noexcept;

@@ -236,6 +236,43 @@ Test(rigd_machines, alloc_refused_with_why_the_job_still_working) {
   cr_assert(c->await_report(mem, 1), "%s", c->await_failure().c_str());
 }
 
+/* PROXY-74 (the agent's reason): an IMAGE the device does not load is
+ * answered with rigd's reason, the job still working. */
+Test(rigd_machines, an_image_refused_is_answered_with_the_reason) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, host, "", 1, 64);
+  const std::vector<uint8_t> garbage(256, 0xab);
+  auto answer = c->request(host, 2, wire::Image{wire::Data{garbage}});
+  cr_assert(answer && answer->status != RIG_OK && !answer->why.empty(), "%s",
+            answer ? "loaded garbage" : c->await_failure().c_str());
+  cr_assert(c->send(handover(host, 1, {wire::Fill{{1, 0}, 64, 1}})));
+  cr_assert(c->await_report(host, 1), "%s", c->await_failure().c_str());
+}
+
+/* A CLOSE releases what the client held, as a local client's departure
+ * does: remote clients share one user's limits (quota_bytes_per_user),
+ * and the next client's ALLOC of all of it succeeds only once the first
+ * one's memory went back. */
+Test(rigd_machines, close_releases_what_the_client_held) {
+  Agent agent("quota_bytes_per_user = 1048576\n");
+  {
+    auto first = agent.connect();
+    open_and_alloc(*first, mem, "", 1, 1 << 20);
+    auto second = agent.connect();
+    auto opened = second->request(mem, 9, wire::Open{""});
+    cr_assert(opened && opened->status == RIG_OK);
+    auto refused = second->request(mem, 1, wire::Alloc{RIG_MEMORY_DEVICE, 1 << 20});
+    cr_assert(refused && refused->status == RIG_ENOMEM && refused->why.find("per_user") != std::string::npos,
+              "%s", refused ? refused->why.c_str() : "no answer");
+  }
+  // Logged once what each held went back.
+  cr_assert_eq(await_lines(agent.rigd, {"remote client", "left (closed)"}, 2).size(), 2u, "%s",
+               whole_log(agent.rigd).c_str());
+  auto next = agent.connect();
+  open_and_alloc(*next, mem, "", 1, 1 << 20);
+}
+
 /* A connection that proves a wrong secret, or a key the ring lacks, is
  * refused with the reason and logged with its cause (never the secret),
  * while another client keeps working. */
