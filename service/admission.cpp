@@ -360,7 +360,7 @@ void Admission::read_hello(PendingList::iterator p) {
     if (std::string why = admin_refusal(*policy_, peer.uid, peer.gid, peer.groups); !why.empty())
       refuse_admin(p->socket, why);
     else
-      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, *policy_});
+      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, *policy_, agent_});
     return drop(p);
   }
   if (!p->client) {

@@ -37,7 +37,7 @@ struct MachineAgent::State {
   const ServedDevices &served;
   Exports &exports;
   UserClients &users;
-  std::mutex mu;
+  mutable std::mutex mu;
   std::shared_ptr<const Policy> policy;                // under mu
   std::list<std::unique_ptr<RemoteSession>> sessions;  // under mu
   // Connections refused after their FAILURE, until their client closes
@@ -117,6 +117,22 @@ MachineAgent::~MachineAgent() {
 void MachineAgent::set_policy(std::shared_ptr<const Policy> policy) {
   std::lock_guard g(state_->mu);
   state_->policy = std::move(policy);
+}
+
+void MachineAgent::visit_clients(const Visit &visit) const {
+  std::lock_guard g(state_->mu);
+  for (const auto &s : state_->sessions)
+    if (!s->ended()) visit(s->counters(), s->held());
+}
+
+bool MachineAgent::drop(uint64_t id) {
+  std::lock_guard g(state_->mu);
+  for (const auto &s : state_->sessions)
+    if (!s->ended() && s->counters().id == id) {
+      s->stop();
+      return true;
+    }
+  return false;
 }
 
 }  // namespace rigd

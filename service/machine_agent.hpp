@@ -5,11 +5,13 @@
 // machines (RIG_MACHINES off), rigd refuses --listen with that reason.
 #pragma once
 
+#include "client_counters.hpp"
 #include "config.hpp"
 #include "exports.hpp"
 #include "served.hpp"
 #include "user_clients.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +49,15 @@ class MachineAgent {
 
   // The policy of the clients that connect from now on (SIGHUP's).
   void set_policy(std::shared_ptr<const Policy> policy);
+
+  // Calls visit with the counters and holdings of each remote client whose
+  // session has not ended, under the agent's lock (the admin channel's
+  // snapshot).
+  using Visit = std::function<void(const ClientCounters &counters, const UserClients::Counts &held)>;
+  void visit_clients(const Visit &visit) const;
+  // Stops the remote session of client number id, as an admin's drop; false
+  // where none of that number is connected.
+  bool drop(uint64_t id);
 
  private:
   struct State;

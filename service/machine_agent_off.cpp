@@ -25,4 +25,8 @@ MachineAgent::~MachineAgent() = default;
 
 void MachineAgent::set_policy(std::shared_ptr<const Policy>) {}
 
+void MachineAgent::visit_clients(const Visit &) const {}
+
+bool MachineAgent::drop(uint64_t) { return false; }
+
 }  // namespace rigd

@@ -8,6 +8,7 @@
 #include "rigd_process.hpp"
 
 #include <rig/rig.h>
+#include <rig/service.h>
 
 #include <criterion/criterion.h>
 
@@ -271,6 +272,33 @@ Test(rigd_machines, close_releases_what_the_client_held) {
                whole_log(agent.rigd).c_str());
   auto next = agent.connect();
   open_and_alloc(*next, mem, "", 1, 1 << 20);
+}
+
+/* rig_service_stats shows remote clients beside local ones: uid
+ * 4294967295 (the one user they count under), their hello as their
+ * command, the device memory they hold and their hand-overs; and
+ * rig_service_drop ends one. */
+Test(rigd_machines, stats_show_remote_clients_and_drop_ends_one) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, mem, "", 1, 1 << 20);
+  cr_assert(c->send(handover(mem, 1, {wire::Fill{{1, 0}, 64, 1}})));
+  cr_assert(c->await_report(mem, 1), "%s", c->await_failure().c_str());
+  rig_service_options_t options{sizeof options, agent.rigd.socket.c_str()};
+  rig_service_stats_t *stats = nullptr;
+  cr_assert(rig_service_stats(&options, &stats) == RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_service_stats_clients(stats), 1u);
+  rig_service_client_info_t info{};
+  info.size = sizeof info;
+  cr_assert(rig_service_stats_client(stats, 0, &info) == RIG_OK);
+  cr_assert_eq(info.uid, 4294967295u);
+  cr_assert_str_eq(info.command, "rigd test");
+  cr_assert_eq(info.device_bytes, uint64_t{1} << 20);
+  cr_assert_eq(info.submissions, 1u);
+  uint64_t id = info.id;
+  rig_service_stats_release(stats);
+  cr_assert(rig_service_drop(&options, id) == RIG_OK, "%s", rig_last_error());
+  cr_assert(!c->await_failure().empty());
 }
 
 /* A connection that proves a wrong secret, or a key the ring lacks, is
