@@ -455,7 +455,8 @@ void serve_clients(const Listener &listener, int signals, const ServedDevices &s
     notify_systemd("STOPPING=1");
     deadline_ms = admission.policy().shutdown_deadline_ms;
     deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
-    if (!admission.end_sessions(deadline)) abandon(served, listener, deadline_ms);
+    if (!admission.end_sessions(deadline) || (agent && !agent->end_sessions(deadline)))
+      abandon(served, listener, deadline_ms);
   }
   if (!served.finish_releases(deadline)) abandon(served, listener, deadline_ms);
 }

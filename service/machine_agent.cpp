@@ -13,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 namespace rigd {
 
@@ -112,6 +113,21 @@ MachineAgent::~MachineAgent() {
   }
   for (auto &s : sessions) s->stop();
   sessions.clear();
+}
+
+bool MachineAgent::end_sessions(std::chrono::steady_clock::time_point deadline) {
+  state_->listener.reset();
+  std::unique_lock lock(state_->mu);
+  for (const auto &s : state_->sessions) s->stop();
+  // A session's end is its thread's: it writes ended() as it goes.
+  for (const auto &s : state_->sessions)
+    while (!s->ended()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      lock.lock();
+    }
+  return true;
 }
 
 void MachineAgent::set_policy(std::shared_ptr<const Policy> policy) {

@@ -11,6 +11,7 @@
 #include "served.hpp"
 #include "user_clients.hpp"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -44,6 +45,9 @@ class MachineAgent {
                Exports &exports, UserClients &users);
   // Stops listening, then ends every remote session and waits for them.
   ~MachineAgent();
+  // As rigd stops: stops listening and every remote session, and waits
+  // until they ended (their values done) or deadline; whether they did.
+  bool end_sessions(std::chrono::steady_clock::time_point deadline);
   MachineAgent(const MachineAgent &) = delete;
   MachineAgent &operator=(const MachineAgent &) = delete;
 

@@ -23,6 +23,8 @@ MachineAgent::MachineAgent(MachineListen, const ServedDevices &, std::shared_ptr
 
 MachineAgent::~MachineAgent() = default;
 
+bool MachineAgent::end_sessions(std::chrono::steady_clock::time_point) { return true; }
+
 void MachineAgent::set_policy(std::shared_ptr<const Policy>) {}
 
 void MachineAgent::visit_clients(const Visit &) const {}

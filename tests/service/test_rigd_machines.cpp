@@ -301,6 +301,19 @@ Test(rigd_machines, stats_show_remote_clients_and_drop_ends_one) {
   cr_assert(!c->await_failure().empty());
 }
 
+/* rigd's SIGTERM ends its remote sessions as its local ones: it exits
+ * 0, and the client's connection fails. */
+Test(rigd_machines, sigterm_ends_remote_sessions) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, sim, "", 1, 4096);
+  cr_assert(c->send(handover(sim, 1, {wire::Fill{{1, 0}, 4096, 1}})));
+  cr_assert(c->await_report(sim, 1), "%s", c->await_failure().c_str());
+  int status = stop_rigd(agent.rigd);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+  cr_assert(!c->await_failure().empty());
+}
+
 /* A connection that proves a wrong secret, or a key the ring lacks, is
  * refused with the reason and logged with its cause (never the secret),
  * while another client keeps working. */
