@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -360,6 +361,33 @@ Test(rigd_machines, malformed_handover_fails_that_job_alone) {
   }
   cr_assert(other->send(handover(mem, 1, {wire::Get{{1, 0}, 64}})));
   cr_assert(other->await_report(mem, 1), "%s", other->await_failure().c_str());
+}
+
+/* Messages that break the wire's contract fail the job with what was
+ * wrong, with its numbers: an ALLOC naming an object id in use, a wait on
+ * a device the connection has not opened, a LAUNCH of a function it does
+ * not hold, a RELEASE of an object it does not hold. */
+Test(rigd_machines, contract_breaches_fail_the_job_saying_what_was_wrong) {
+  Agent agent;
+  auto expect_failure = [&](const std::function<void(MachineClient &)> &breach, const std::string &said) {
+    auto c = agent.connect();
+    open_and_alloc(*c, mem, "", 1, 4096);
+    breach(*c);
+    std::string failure = c->await_failure();
+    cr_assert(failure.find(said) != std::string::npos, "\"%s\" in \"%s\"", said.c_str(), failure.c_str());
+  };
+  expect_failure([](MachineClient &c) { c.request(mem, 1, wire::Alloc{RIG_MEMORY_DEVICE, 64}); },
+                 "object 1, which names another already");
+  expect_failure([](MachineClient &c) { c.send(handover(mem, 1, {wire::Fill{{1, 0}, 8, 1}}, {wire::Wait{sim, 1}})); },
+                 "waits for device 2, which is not open");
+  expect_failure(
+      [](MachineClient &c) {
+        wire::Launch launch{7, 8, {1, 1, 1}, {1, 1, 1}, 0, wire::Data{}, {}};
+        c.send(handover(mem, 1, {launch}));
+      },
+      "names image 7 and function 8");
+  expect_failure([](MachineClient &c) { c.send(wire::Release{wire::Released::Object, 5}); },
+                 "a RELEASE of object 5, which the connection does not hold");
 }
 
 /* A device fault (the sim's fault_at knob) fails the job with the
