@@ -10,11 +10,13 @@
 #include "remote_reports.hpp"
 #include "requests.hpp"
 #include "session.hpp"
+#include "wire_bounds.hpp"
 #include "contexts.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -30,6 +32,10 @@ constexpr std::chrono::milliseconds message_wait{200};
 // How long a failed job's connection stays open for the client to close it:
 // the link's failure bound (UcxOptions'), past which it would fail anyway.
 const std::chrono::milliseconds linger_bound = rig::net::UcxOptions{}.failure_bound;
+
+// A text cut to the wire's bound on its field (wire_bounds.hpp), which a
+// device's reason may pass: a message past it would not be sent at all.
+std::string_view at_most(std::string_view text, size_t bound) { return text.substr(0, bound); }
 
 }  // namespace
 
@@ -89,7 +95,8 @@ void RemoteSession::fail_job(const std::string &why) noexcept {
   try {
     log_line(LogLevel::warning, who_ + ": its job failed: " + why);
     // The link may have failed first: the client then hears its own reason.
-    [[maybe_unused]] rig::net::UcxStatus sent = connection_->send(wire::Failure{why});
+    std::string_view cause = why.empty() ? std::string_view("rigd failed the job") : at_most(why, wire::kRootCauseMax);
+    [[maybe_unused]] rig::net::UcxStatus sent = connection_->send(wire::Failure{cause});
   } catch (const std::exception &) {
     job_failed_.store(false, std::memory_order_release);
   }
@@ -144,7 +151,8 @@ std::string RemoteSession::serve_job() {
           if constexpr (std::is_same_v<M, wire::Request>) {
             RemoteAnswer a;
             std::optional<std::string> b = client.request(m, a);
-            if (!b) (void)connection_->send(wire::Answer{m.number, a.status, a.value, a.detail, a.why});
+            if (!b)
+              (void)connection_->send(wire::Answer{m.number, a.status, a.value, a.detail, at_most(a.why, wire::kWhyMax)});
             return b;
           } else if constexpr (std::is_same_v<M, wire::Release>) {
             return client.release(m);
