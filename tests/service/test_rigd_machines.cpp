@@ -366,7 +366,8 @@ Test(rigd_machines, malformed_handover_fails_that_job_alone) {
 /* Messages that break the wire's contract fail the job with what was
  * wrong, with its numbers: an ALLOC naming an object id in use, a wait on
  * a device the connection has not opened, a LAUNCH of a function it does
- * not hold, a RELEASE of an object it does not hold. */
+ * not hold, a RELEASE of an object it does not hold, a GET of more bytes
+ * than its object holds. */
 Test(rigd_machines, contract_breaches_fail_the_job_saying_what_was_wrong) {
   Agent agent;
   auto expect_failure = [&](const std::function<void(MachineClient &)> &breach, const std::string &said) {
@@ -388,6 +389,9 @@ Test(rigd_machines, contract_breaches_fail_the_job_saying_what_was_wrong) {
       "names image 7 and function 8");
   expect_failure([](MachineClient &c) { c.send(wire::Release{wire::Released::Object, 5}); },
                  "a RELEASE of object 5, which the connection does not hold");
+  // Refused before rigd stages a byte of it.
+  expect_failure([](MachineClient &c) { c.send(handover(mem, 1, {wire::Get{{1, 0}, uint64_t{1} << 40}})); },
+                 "(GET) of 1099511627776 bytes reads past object 1's 4096");
 }
 
 /* A device fault (the sim's fault_at knob) fails the job with the
