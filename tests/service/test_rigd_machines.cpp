@@ -18,6 +18,7 @@ extern "C" {
 
 #include <criterion/criterion.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -319,6 +320,34 @@ Test(rigd_machines, sigterm_ends_remote_sessions) {
   int status = stop_rigd(agent.rigd);
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
   cr_assert(!c->await_failure().empty());
+}
+
+/* A client that dies (SIGKILL) fails its link: rigd ends its session
+ * with the link's reason and releases what it held, as a local client's
+ * departure does (the next client's ALLOC of the per-user quota fits). */
+Test(rigd_machines, a_client_that_dies_has_what_it_held_released) {
+  Agent agent("quota_bytes_per_user = 1048576\n");
+  int ready[2];
+  cr_assert(pipe(ready) == 0);
+  pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    auto c = agent.connect();
+    open_and_alloc(*c, mem, "", 1, 1 << 20);
+    char one = 1;
+    if (write(ready[1], &one, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char one = 0;
+  cr_assert(read(ready[0], &one, 1) == 1, "the client did not allocate");
+  close(ready[0]);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  cr_assert_eq(await_lines(agent.rigd, {"remote client", "left (its link failed"}).size(), 1u, "%s",
+               whole_log(agent.rigd).c_str());
+  auto next = agent.connect();
+  open_and_alloc(*next, mem, "", 1, 1 << 20);
 }
 
 /* A connection that proves a wrong secret, or a key the ring lacks, is
