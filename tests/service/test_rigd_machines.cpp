@@ -350,6 +350,20 @@ Test(rigd_machines, a_client_that_dies_has_what_it_held_released) {
   open_and_alloc(*next, mem, "", 1, 1 << 20);
 }
 
+/* A PUT past the client's arena_bytes (its staged bytes) fails its job
+ * naming the limit; the limit bounds the connection's queued messages
+ * too, with room for a hand-over's parts, so that the PUT arrives to be
+ * refused rather than failing the link. */
+Test(rigd_machines, a_put_past_arena_bytes_fails_the_job_naming_it) {
+  Agent agent("arena_bytes = 1048576\n");
+  auto c = agent.connect();
+  open_and_alloc(*c, mem, "", 1, 4 << 20);
+  std::vector<uint8_t> sent(2 << 20, 7);
+  cr_assert(c->send(handover(mem, 1, {wire::Put{{1, 0}, wire::Data{sent}}})));
+  std::string failure = c->await_failure();
+  cr_assert(failure.find("arena_bytes") != std::string::npos, "%s", failure.c_str());
+}
+
 /* A connection that proves a wrong secret, or a key the ring lacks, is
  * refused with the reason and logged with its cause (never the secret),
  * while another client keeps working. */
