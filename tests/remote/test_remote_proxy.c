@@ -39,7 +39,7 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set) {
 
 static remote_agent_t agent;
 
-static void start(void) { remote_agent_start(&agent, "quota_bytes = 268435456\n"); }
+static void start(void) { remote_agent_start(&agent, "quota_bytes = 268435456\ntest_knobs = allow\n"); }
 static void stop(void) { remote_agent_stop(&agent); }
 
 TestSuite(remote_proxy, .init = start, .fini = stop, .timeout = 60);
