@@ -131,13 +131,16 @@ Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
 }
 
 /* A copy from this process's memory waits for the proxy's own last value
- * with a copy into it (PROXY-49). */
+ * with a copy into it (PROXY-49): here into the proxy's Pinned memory,
+ * pages of this process's, which a copy into the host's own memory would
+ * wait for before it returned (COPY-59). */
 Test(remote_work, a_put_waits_for_the_last_get_of_its_proxy) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *sim = slow_sim(m, "300000");
   rig_buffer_t *s = create(sim, 4096), *t = create(sim, 4096);
   rig_buffer_t *in = NULL, *out = NULL;
-  cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &in), RIG_OK);
+  cr_assert_eq(rig_buffer_create(sim, 4096, RIG_MEMORY_PINNED, &in), RIG_OK, "%s", rig_last_error());
+  cr_assert_not_null(rig_buffer_host(in), "PROXY-35: the proxy's Pinned memory is this process's");
   cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &out), RIG_OK);
   rig_box_t row = rig_row(0, 0, 4096);
   rig_point_t got;
