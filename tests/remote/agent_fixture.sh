@@ -36,17 +36,8 @@ start)
   exit 1
   ;;
 stop)
-  [ -f "$dir/rigd.pid" ] || exit 0
-  pid=$(cat "$dir/rigd.pid")
-  rm -f "$dir/rigd.pid"
-  kill "$pid" 2>/dev/null || exit 0
-  for _ in $(seq 100); do
-    kill -0 "$pid" 2>/dev/null || exit 0
-    sleep 0.05
-  done
-  echo "rigd did not end on SIGTERM" >&2
-  kill -KILL "$pid"
-  exit 1
+  # The same rigd.pid, ended as the service fixture ends its rigd.
+  exec "$(dirname "$0")/../service/rigd_fixture.sh" stop "$dir"
   ;;
 esac
 echo "usage: agent_fixture.sh start DIR RIGD | stop DIR" >&2

@@ -6,41 +6,13 @@
 #include "remote_agent.h"
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-ReportHook(PRE_ALL)(struct criterion_test_set *set) {
-  (void)set;
-  remote_agent_or_skip();
-}
-
-static remote_agent_t agent;
-
-static void start(void) { remote_agent_start(&agent, "quota_bytes = 268435456\ntest_knobs = allow\n"); }
-static void stop(void) { remote_agent_stop(&agent); }
-
-TestSuite(remote_work, .init = start, .fini = stop, .timeout = 60);
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  rig_status_t s = rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b);
-  cr_assert(s == RIG_OK, "rig_buffer_create %s of %lld: %s: %s", rig_device_name(d), (long long)n,
-            rig_status_name(s), rig_last_error());
-  return b;
-}
-
-static rig_device_t *slow_sim(rig_machine_t *m, const char *latency) {
-  char config[64];
-  snprintf(config, sizeof config, "latency_us=%s", latency);
-  rig_open_options_t o = {sizeof o, config};
-  rig_device_t *d = NULL;
-  cr_assert_eq(rig_machine_open(m, "SIM:0", &o, &d), RIG_OK, "%s", rig_last_error());
-  return d;
-}
+TestSuite(remote_work, .init = remote_suite_start, .fini = remote_suite_stop, .timeout = 60);
 
 static bool reached(rig_point_t p) {
   bool r = false;
@@ -55,7 +27,7 @@ Test(remote_work, one_value_per_submit_after_the_word_at_open) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *mem = remote_open(m, "MEM:0");
   uint64_t start = rig_submitted(mem);
-  rig_buffer_t *b = create(mem, 4096);
+  rig_buffer_t *b = remote_buffer(mem, 4096);
   rig_point_t first, second;
   cr_assert_eq(rig_buffer_submit_fill(b, 1, NULL, 0, &first), RIG_OK, "%s", rig_last_error());
   cr_assert_eq(rig_buffer_submit_fill(b, 2, NULL, 0, &second), RIG_OK, "%s", rig_last_error());
@@ -86,7 +58,7 @@ Test(remote_work, copies_of_rows_apart) {
   uint8_t *h = rig_buffer_host(host), *k = rig_buffer_host(back);
   for (int i = 0; i < rows * pitch; i++) h[i] = (uint8_t)(i * 7 + 3);
   memset(k, 0, rows * pitch);
-  rig_buffer_t *packed = create(mem, width * rows), *apart = create(mem, rows * pitch);
+  rig_buffer_t *packed = remote_buffer(mem, width * rows), *apart = remote_buffer(mem, rows * pitch);
   rig_box_t to_packed = {0, 0, width, rows, pitch, width}, to_apart = {0, 0, width, rows, pitch, pitch};
   rig_point_t put;
   cr_assert_eq(rig_buffer_submit_copy(host, packed, &to_packed, 1, NULL, 0, &put), RIG_OK, "%s", rig_last_error());
@@ -112,9 +84,9 @@ Test(remote_work, copies_of_rows_apart) {
  * word (PROXY-48) before its bytes go (PROXY-50). */
 Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "300000");
+  rig_device_t *sim = remote_slow_sim(m, "300000");
   rig_device_t *mem = remote_open(m, "MEM:0");
-  rig_buffer_t *s = create(sim, 4096), *b = create(mem, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096), *b = remote_buffer(mem, 4096);
   rig_point_t filled;
   cr_assert_eq(rig_buffer_submit_fill(s, 7, NULL, 0, &filled), RIG_OK, "%s", rig_last_error());
   cr_assert(!reached(filled));
@@ -136,8 +108,8 @@ Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
  * wait for before it returned (COPY-59). */
 Test(remote_work, a_put_waits_for_the_last_get_of_its_proxy) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "300000");
-  rig_buffer_t *s = create(sim, 4096), *t = create(sim, 4096);
+  rig_device_t *sim = remote_slow_sim(m, "300000");
+  rig_buffer_t *s = remote_buffer(sim, 4096), *t = remote_buffer(sim, 4096);
   rig_buffer_t *in = NULL, *out = NULL;
   cr_assert_eq(rig_buffer_create(sim, 4096, RIG_MEMORY_PINNED, &in), RIG_OK, "%s", rig_last_error());
   cr_assert_not_null(rig_buffer_host(in), "PROXY-35: the proxy's Pinned memory is this process's");
@@ -171,14 +143,14 @@ static void *wait_for_point(void *arg) {
  * PROXY-06). */
 Test(remote_work, a_wait_holds_up_no_other_thread) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "500000");
+  rig_device_t *sim = remote_slow_sim(m, "500000");
   rig_device_t *mem = remote_open(m, "MEM:0");
-  rig_buffer_t *s = create(sim, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096);
   struct waiter w = {.status = RIG_EINVAL};
   cr_assert_eq(rig_buffer_submit_fill(s, 7, NULL, 0, &w.point), RIG_OK, "%s", rig_last_error());
   pthread_t thread;
   cr_assert_eq(pthread_create(&thread, NULL, wait_for_point, &w), 0);
-  rig_buffer_t *b = create(mem, 4096);
+  rig_buffer_t *b = remote_buffer(mem, 4096);
   cr_assert_eq(rig_buffer_fill(b, 5), RIG_OK, "%s", rig_last_error());
   uint8_t byte = 0;
   cr_assert_eq(rig_buffer_blit_to_bytes(b, 9, &byte, 1, 0, 1), RIG_OK);
@@ -197,7 +169,7 @@ Test(remote_work, proxies_of_two_links_are_no_peers) {
   rig_device_t *a = remote_open(m, "MEM:0"), *b = remote_open(other, "MEM:0");
   cr_expect(rig_reaches(a, a));
   cr_expect(!rig_reaches(a, b), "PROXY-66: proxies of two links");
-  rig_buffer_t *on_b = create(b, 4096), *borrowed = NULL;
+  rig_buffer_t *on_b = remote_buffer(b, 4096), *borrowed = NULL;
   cr_expect_eq(rig_buffer_borrow(a, on_b, &borrowed), RIG_OK, "%s", rig_last_error());
   cr_expect_null(borrowed, "PROXY-67: no mapping across links");
   rig_buffer_unref(on_b);
@@ -212,7 +184,7 @@ Test(remote_work, no_host_mapping_and_no_dma) {
   cr_assert_eq(rig_buffer_create(rig_host(), 1 << 16, RIG_MEMORY_DEVICE, &host), RIG_OK);
   cr_expect_eq(rig_buffer_borrow(mem, host, &borrowed), RIG_OK, "%s", rig_last_error());
   cr_expect_null(borrowed, "PROXY-71: the proxy maps no host memory");
-  rig_buffer_t *b = create(mem, 4096);
+  rig_buffer_t *b = remote_buffer(mem, 4096);
   rig_dma_t dma = {.size = sizeof dma};
   cr_expect_eq(rig_buffer_dma(b, "0000:00:00.0", &dma), RIG_EOPEN);
   cr_expect(strstr(rig_last_error(), "another machine's") != NULL, "PROXY-72: %s", rig_last_error());
@@ -241,7 +213,7 @@ Test(remote_work, a_proxy_that_handed_work_over_is_made_once_per_link) {
   cr_assert_eq(rig_close(idle), RIG_OK, "%s", rig_last_error());
   rig_device_t *worked = remote_open(m, "MEM:0");
   cr_expect_neq(worked, NULL, "PROXY-15: made again after a close with no work");
-  rig_buffer_t *b = create(worked, 4096);
+  rig_buffer_t *b = remote_buffer(worked, 4096);
   cr_assert_eq(rig_buffer_fill(b, 1), RIG_OK, "%s", rig_last_error());
   rig_buffer_unref(b);
   cr_assert_eq(rig_close(worked), RIG_OK, "%s", rig_last_error());
@@ -257,9 +229,9 @@ Test(remote_work, a_proxy_that_handed_work_over_is_made_once_per_link) {
  * PROXY-95, PROXY-96); submit and image fault (PROXY-53, PROXY-76). */
 Test(remote_work, stop_after_the_agent_died_writes_the_last_value) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "2000000");
+  rig_device_t *sim = remote_slow_sim(m, "2000000");
   rig_device_t *host = remote_open(m, "CPU");
-  rig_buffer_t *s = create(sim, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096);
   rig_point_t pending;
   cr_assert_eq(rig_buffer_submit_fill(s, 3, NULL, 0, &pending), RIG_OK, "%s", rig_last_error());
   remote_agent_kill(&agent);
