@@ -248,3 +248,50 @@ Test(remote_work, stop_after_the_agent_died_writes_the_last_value) {
   rig_signaled(sim, &word);
   cr_expect_eq(word, last, "PROXY-82, PROXY-95, PROXY-96: the word holds the last value submitted");
 }
+
+/* Submits a words part of the n writes on d, slot j the memory of write
+ * j, after waits; answers rig_submit's status. */
+static rig_status_t submit_words(rig_device_t *d, rig_word_write_t *writes, size_t n, rig_buffer_t **slots,
+                                 const rig_point_t *waits, size_t nwaits, rig_point_t *out) {
+  rig_part_t words = {.kind = RIG_WORDS};
+  words.u.words.writes = writes;
+  words.u.words.count = n;
+  rig_submission_t *submission = NULL;
+  cr_assert_eq(rig_submission_make(d, &words, 1, NULL, &submission), RIG_OK, "%s", rig_last_error());
+  rig_run_t *run = NULL;
+  cr_assert_eq(rig_submission_take(submission, &run), RIG_OK, "%s", rig_last_error());
+  rig_status_t status = rig_submit(run, slots, n, waits, nwaits, out);
+  rig_submission_unref(submission);
+  return status;
+}
+
+/* The machine's host runs words parts, in order, after the SIM's slow
+ * fill they wait for (PROXY-32, PROXY-36, PROXY-39); another proxy
+ * refuses them (PROXY-41). */
+Test(remote_work, words_run_on_the_machines_host_alone) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = remote_slow_sim(m, "200000");
+  rig_device_t *cpu = remote_open(m, "CPU");
+  rig_buffer_t *s = remote_buffer(sim, 4096), *on_cpu = remote_buffer(cpu, 64);
+  rig_point_t slow;
+  cr_assert_eq(rig_buffer_submit_fill(s, 5, NULL, 0, &slow), RIG_OK, "%s", rig_last_error());
+  rig_word_write_t writes[] = {{{0, NULL}, 0, 0xfeed}, {{1, NULL}, 8, 1}, {{2, NULL}, 8, 2}};
+  rig_buffer_t *slots[] = {on_cpu, on_cpu, on_cpu};
+  rig_point_t written;
+  cr_assert_eq(submit_words(cpu, writes, 3, slots, &slow, 1, &written), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_point_wait(written), RIG_OK, "%s", rig_last_error());
+  cr_expect(reached(slow), "PROXY-39: the words ran after the fill they wait for");
+  uint64_t seen[2] = {0, 0};
+  cr_assert_eq(rig_buffer_blit_to_bytes(on_cpu, 0, seen, sizeof seen, 0, sizeof seen), RIG_OK);
+  cr_expect(seen[0] == 0xfeed && seen[1] == 2, "PROXY-32, PROXY-36: the words, in order: %#lx %#lx",
+            (unsigned long)seen[0], (unsigned long)seen[1]);
+
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *b = remote_buffer(mem, 64);
+  rig_word_write_t write = {{0, NULL}, 0, 7};
+  rig_point_t p;
+  cr_expect_eq(submit_words(mem, &write, 1, &b, NULL, 0, &p), RIG_EINVAL, "PROXY-41: words ran on MEM:0@machine");
+  rig_buffer_unref(b);
+  rig_buffer_unref(on_cpu);
+  rig_buffer_unref(s);
+}
