@@ -295,3 +295,93 @@ Test(remote_work, words_run_on_the_machines_host_alone) {
   rig_buffer_unref(on_cpu);
   rig_buffer_unref(s);
 }
+
+/* Submits the copies from[j] to to[j] (slots 2j, 2j + 1) as one
+ * submission on d; answers rig_submit's status, or make's where it
+ * refuses. */
+static rig_status_t submit_copies(rig_device_t *d, rig_buffer_t **from, rig_buffer_t **to, size_t n) {
+  rig_part_t parts[4];
+  rig_buffer_t *slots[8];
+  for (size_t j = 0; j < n; j++) {
+    parts[j] = (rig_part_t){.kind = RIG_COPY};
+    parts[j].u.copy.src = (rig_operand_t){(uint32_t)(2 * j), NULL};
+    parts[j].u.copy.dst = (rig_operand_t){(uint32_t)(2 * j + 1), NULL};
+    slots[2 * j] = from[j];
+    slots[2 * j + 1] = to[j];
+  }
+  rig_submission_t *submission = NULL;
+  rig_status_t made = rig_submission_make(d, parts, n, NULL, &submission);
+  if (made != RIG_OK) return made;
+  rig_run_t *run = NULL;
+  cr_assert_eq(rig_submission_take(submission, &run), RIG_OK, "%s", rig_last_error());
+  rig_point_t p;
+  rig_status_t status = rig_submit(run, slots, 2 * n, NULL, 0, &p);
+  if (status == RIG_OK) cr_assert_eq(rig_point_wait(p), RIG_OK, "%s", rig_last_error());
+  rig_submission_unref(submission);
+  return status;
+}
+
+/* One submission may copy from this process's memory then into it, but
+ * not into it then from it: submit reads a PUT's bytes before the agent
+ * runs an earlier GET (PROXY-42). */
+Test(remote_work, no_copy_from_host_memory_after_a_copy_into_it) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *a = remote_buffer(mem, 4096), *b = remote_buffer(mem, 4096);
+  rig_buffer_t *in = NULL, *out = NULL;
+  cr_assert_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_PINNED, &in), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_PINNED, &out), RIG_OK, "%s", rig_last_error());
+  memset(rig_buffer_host(out), 0x42, 4096);
+  rig_buffer_t *put_then_get_from[] = {out, a}, *put_then_get_to[] = {a, in};
+  cr_expect_eq(submit_copies(mem, put_then_get_from, put_then_get_to, 2), RIG_OK, "a PUT, then a GET: %s",
+               rig_last_error());
+  cr_expect_eq(((uint8_t *)rig_buffer_host(in))[4095], 0x42, "the GET read what the PUT wrote");
+  rig_buffer_t *get_then_put_from[] = {a, out}, *get_then_put_to[] = {in, b};
+  cr_expect_eq(submit_copies(mem, get_then_put_from, get_then_put_to, 2), RIG_EINVAL,
+               "PROXY-42: a GET, then a PUT, in one submission");
+  rig_buffer_unref(a);
+  rig_buffer_unref(b);
+  rig_buffer_unref(in);
+  rig_buffer_unref(out);
+}
+
+/* free releases the agent's object: with no cache, 16 buffers of 64 MiB
+ * one after the other fit a quota of 256 MiB (PROXY-61). */
+Test(remote_work, free_releases_the_agents_object) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  cr_assert_eq(rig_set_cache_limit(mem, 0), RIG_OK, "%s", rig_last_error());
+  for (int i = 0; i < 16; i++) {
+    rig_buffer_t *b = NULL;
+    rig_status_t s = rig_buffer_create(mem, (int64_t)64 << 20, RIG_MEMORY_DEVICE, &b);
+    cr_assert_eq(s, RIG_OK, "PROXY-61: buffer %d of 64 MiB: %s", i, rig_last_error());
+    cr_assert_eq(rig_buffer_fill(b, (uint8_t)i), RIG_OK, "%s", rig_last_error());
+    rig_buffer_unref(b);
+  }
+}
+
+/* A borrow across proxies of one link maps the memory on the agent, as a
+ * new object, where the agent's device reaches it (PROXY-65, PROXY-69):
+ * 1 MiB, which starts on a page, as the agent's sim maps a memory
+ * device's memory (rig.txt, Machines); once the job failed, asking
+ * faults (PROXY-70). */
+Test(remote_work, a_borrow_across_proxies_of_a_link_asks_the_agent) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0"), *sim = remote_slow_sim(m, "0");
+  rig_device_t *by = rig_reaches(mem, sim) ? mem : rig_reaches(sim, mem) ? sim : NULL;
+  if (!by) cr_skip_test("neither of the agent's MEM:0 and SIM:0 reaches the other");
+  rig_device_t *owner = by == mem ? sim : mem;
+  rig_buffer_t *b = remote_buffer(owner, 1 << 20), *borrowed = NULL;
+  cr_assert_eq(rig_buffer_fill(b, 0x3c), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_buffer_borrow(by, b, &borrowed), RIG_OK, "%s", rig_last_error());
+  cr_assert_not_null(borrowed, "PROXY-69: %s maps %s's memory", rig_device_name(by), rig_device_name(owner));
+  uint8_t byte = 0;
+  cr_assert_eq(rig_buffer_blit_to_bytes(borrowed, 100, &byte, 1, 0, 1), RIG_OK, "%s", rig_last_error());
+  cr_expect_eq(byte, 0x3c, "PROXY-69: the mapping is the same memory");
+  rig_buffer_t *c = remote_buffer(owner, 4096), *late = NULL;
+  remote_agent_kill(&agent);
+  cr_expect_neq(rig_buffer_borrow(by, c, &late), RIG_OK, "PROXY-70: a mapping asked once the job failed");
+  rig_buffer_unref(borrowed);
+  rig_buffer_unref(b);
+  rig_buffer_unref(c);
+}
