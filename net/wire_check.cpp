@@ -220,14 +220,14 @@ Refused check_handover(const Handover &handover) {
   return {};
 }
 
-Refused check_bytes(const Bytes &bytes) {
-  const char *subject = "a BYTES";
-  if (auto refused = check_positive(subject, "value", bytes.value)) return refused;
-  if (bytes.part >= kPartsMax) return refusal(subject, ": part ", bytes.part, ", at most ", kPartsMax - 1);
-  return check_range(subject, "offset", bytes.offset, bytes.data.size());
-}
-
 }  // namespace
+
+std::optional<Error> check_bytes_head(const Bytes &head, uint64_t length) {
+  const char *subject = "a BYTES";
+  if (auto refused = check_positive(subject, "value", head.value)) return refused;
+  if (head.part >= kPartsMax) return refusal(subject, ": part ", head.part, ", at most ", kPartsMax - 1);
+  return check_range(subject, "offset", head.offset, length);
+}
 
 std::optional<Error> check(const Message &message) {
   struct {
@@ -237,7 +237,7 @@ std::optional<Error> check(const Message &message) {
     Refused operator()(const Release &m) { return check_release(m); }
     Refused operator()(const Handover &m) { return check_handover(m); }
     Refused operator()(const Report &) { return {}; }
-    Refused operator()(const Bytes &m) { return check_bytes(m); }
+    Refused operator()(const Bytes &m) { return check_bytes_head(m, m.data.size()); }
     Refused operator()(const Failure &m) {
       return check_length("a FAILURE", "root cause", m.root_cause.size(), 1, kRootCauseMax);
     }
