@@ -134,8 +134,9 @@ DriverDevice::EntryAnswer RemoteDevice::entry(Image image, const std::string &na
   Reply a = link_->request(account_, id, wire::Entry{{i->id, name}});
   if (a.status == RIG_ENOMEM) return NoMemory{static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX))};
   if (a.status != RIG_OK) return Absent{};
-  // ENTRY's answer: value the most threads of a group (0: no bound).
-  int64_t max_threads = a.value ? static_cast<int64_t>(std::min<uint64_t>(a.value, INT64_MAX)) : INT64_MAX;
+  // ENTRY's answer, as a local client's: detail the most threads of a
+  // group (0: no bound).
+  int64_t max_threads = a.detail ? static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX)) : INT64_MAX;
   Guard g(i->mu);
   std::unique_ptr<RemoteFunction> &f = i->functions[name];
   if (!f) f = std::make_unique<RemoteFunction>(RemoteFunction{i->id, id, max_threads});
