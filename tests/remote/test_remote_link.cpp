@@ -263,3 +263,54 @@ Test(remote_link, sleep_returns_for_a_word_moved_or_still) {
   d->sleep(4, 1);
   cr_expect_eq(d->signaled(), 4u, "PROXY-86, PROXY-87: both returned, the word unmoved");
 }
+
+// Making a proxy sends nothing (PROXY-09), nor does its commit (PROXY-56):
+// the agent's first message is the ALLOC that follows both.  A PUT whose
+// rows lie end to end goes in place, its bytes taken by the agent's end
+// once submit returns (PROXY-47, PROXY-51, PROXY-52).
+Test(remote_link, make_and_commit_send_nothing_and_a_put_goes_in_place) {
+  Scripted s;
+  auto d = s.proxy(1);
+  d->commit(1);
+  auto alloc = std::async(std::launch::async, [&] { return d->alloc(Memory::Device, 64); });
+  wire::Request first = s.answer(RIG_OK, 1);
+  cr_expect(std::holds_alternative<wire::Alloc>(first.op), "PROXY-09, PROXY-56: the first message is the ALLOC");
+  Region r = alloc.get();
+  std::vector<uint8_t> source(1 << 20, 0x61);
+  rig_edge_part_t put = copy_part(host(source.data()), object(d->locate(r).handle), source.size());
+  d->submit(work(1, &put, 1));
+  std::fill(source.begin(), source.end(), 0x7a);
+  auto h = s.next<wire::Handover>();
+  const auto &data = std::get<wire::Put>(h.parts[0]).data;
+  cr_assert_eq(data.size(), source.size());
+  size_t changed = 0;
+  for (uint8_t b : data.bytes) changed += b != 0x61;
+  cr_expect_eq(changed, 0u, "PROXY-47, PROXY-50: the agent holds the bytes of the submit");
+  d->free(r);
+}
+
+// Two threads' hand-overs on two proxies of the link arrive whole, each
+// after the other (PROXY-05, PROXY-46).
+Test(remote_link, hand_overs_of_two_threads_never_interleave) {
+  Scripted s;
+  auto a = s.proxy(1), b = s.proxy(2);
+  constexpr int kValues = 50;
+  auto run = [&](RemoteDevice &d, uint8_t byte) {
+    std::vector<uint8_t> source(64 << 10, byte);
+    rig_edge_part_t put = copy_part(host(source.data()), object(1), source.size());
+    for (int v = 1; v <= kValues; v++) d.submit(work(static_cast<uint64_t>(v), &put, 1));
+  };
+  std::thread first(run, std::ref(*a), uint8_t{1}), second(run, std::ref(*b), uint8_t{2});
+  uint64_t next_value[3] = {0, 1, 1};
+  for (int i = 0; i < 2 * kValues; i++) {
+    auto h = s.next<wire::Handover>();
+    cr_assert(h.device == 1 || h.device == 2);
+    cr_expect_eq(h.value, next_value[h.device]++, "PROXY-46: device %u's values in order", h.device);
+    const auto &data = std::get<wire::Put>(h.parts[0]).data;
+    size_t foreign = 0;
+    for (uint8_t byte : data.bytes) foreign += byte != h.device;
+    cr_expect_eq(foreign, 0u, "PROXY-46: a hand-over of device %u holds another's bytes", h.device);
+  }
+  first.join();
+  second.join();
+}

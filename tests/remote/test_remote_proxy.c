@@ -6,10 +6,10 @@
  *
  * The rules the C API cannot see or stall, test_remote_link.cpp asserts
  * against a scripted agent: the facts (PROXY-20..27, PROXY-30, PROXY-62),
- * regions (PROXY-57, PROXY-63), sleep (PROXY-86, PROXY-87) and stop while
- * bytes are in flight (PROXY-97..100).  Rules no suite asserts, and why:
- * - PROXY-09: making a proxy is a step of the driver's open here, which
- *   sends OPEN once per account and link (the agent's instance).
+ * making and committing (PROXY-09, PROXY-56), the order of messages
+ * (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), sleep (PROXY-86,
+ * PROXY-87) and stop while bytes are in flight (PROXY-97..100).  Rules no
+ * suite asserts, and why:
  * - PROXY-11, PROXY-12: the records come from the agent's DEVICES, never
  *   from the caller, so that no host record names another id.
  * - PROXY-16: an interrupted make is an asynchronous exception of OCaml's;
@@ -21,13 +21,10 @@
  * - PROXY-40, PROXY-75: extended as rigd's proxies are (rig/service.h):
  *   fills and launches run too, and every proxy asks the agent to load
  *   code; test_remote_code.c runs them on SIM:0.
- * - PROXY-46, PROXY-47: the channel's order of whole messages
- *   (tests/net's UCX and machine channel suites assert it).
  * - PROXY-54, PROXY-90, PROXY-94: the job's close (Link.close) has no C
  *   call: a machine lives for the process.
  * - PROXY-55: memory cannot be made to run out for one hand-over alone.
- * - PROXY-56, PROXY-85: commit sends nothing and a read's order is the
- *   atomic's: nothing a test observes.
+ * - PROXY-85: a read's order is the atomic's: nothing a test observes.
  * - PROXY-64, PROXY-68: no proxy of this driver has a word region that
  *   rig locates or maps: rig reads the word through signaled().
  * - PROXY-73: rigd's CPU loads no code for any client ("a client runs host
