@@ -101,7 +101,7 @@ Test(remote_proxy, a_put_sends_the_bytes_of_its_submit) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *mem = remote_open(m, "MEM:0");
   rig_buffer_t *host = NULL;
-  cr_assert_eq(rig_buffer_create(rig_host(), n, RIG_MEMORY_DEVICE, &host), RIG_OK);
+  host = remote_buffer(rig_host(), n);
   uint8_t *h = rig_buffer_host(host);
   memset(h, 0x5a, n);
   rig_buffer_t *b = remote_buffer(mem, n);
