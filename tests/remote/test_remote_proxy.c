@@ -245,3 +245,19 @@ Test(remote_proxy, a_proxy_answers_the_agents_refusal_of_code) {
     cr_expect_null(rig_lost(d), "a refused image loses nothing");
   }
 }
+
+/* rig devices --machine ADDRESS --key FILE lists what the agent serves,
+ * and nothing of this process's own. */
+Test(remote_proxy, rig_devices_lists_what_the_agent_serves) {
+  char command[1024], out[8192];
+  snprintf(command, sizeof command, "%s devices --machine %s --key %s 2>&1", RIG_TOOL_PATH, agent.address,
+           agent.key_file);
+  FILE *p = popen(command, "r");
+  cr_assert_not_null(p);
+  size_t got = fread(out, 1, sizeof out - 1, p);
+  out[got] = '\0';
+  cr_assert_eq(pclose(p), 0, "%s: %s", command, out);
+  cr_expect(strstr(out, "CPU@machine\n") && strstr(out, "MEM:0@machine\n") && strstr(out, "SIM:0@machine\n"),
+            "the agent's devices: %s", out);
+  cr_expect(!strstr(out, "\nCPU\n") && strncmp(out, "CPU\n", 4) != 0, "this process's own host too: %s", out);
+}
