@@ -155,9 +155,12 @@ void RemoteLink::wait_for(const Timeline &t, uint64_t value) {
 }
 
 void RemoteLink::sleep(const Timeline &t, uint64_t seen, int64_t still_ms) {
+  // A sleep may return early (rig sleeps again): a minute at most, so that
+  // no deadline overflows the clock.
+  constexpr int64_t longest_ms = 60000;
   std::unique_lock<Mutex> lock(mu_);
   auto moved = [&] { return t.word.load(std::memory_order_acquire) != seen; };
-  moved_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(still_ms, 0)),
+  moved_.wait_for(lock, std::chrono::milliseconds(std::clamp<int64_t>(still_ms, 0, longest_ms)),
                   [&] { return failure_ || moved(); });
   if (!moved() && failure_) throw Fault(*failure_);
 }
