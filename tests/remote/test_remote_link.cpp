@@ -314,3 +314,51 @@ Test(remote_link, hand_overs_of_two_threads_never_interleave) {
   first.join();
   second.join();
 }
+
+// room answers RIG_NEVER for parts the agent cannot run: a copy between
+// two places of this process's memory, a fill of it, and a launch whose
+// ref is a function's entry, which the wire cannot carry (PROXY-40, as
+// rigd's proxies extend it with fills and launches).
+Test(remote_link, room_refuses_the_parts_the_agent_cannot_run) {
+  Scripted s;
+  auto d = s.proxy(1);
+  uint8_t a[8], b[8];
+  rig_edge_part_t host_to_host = copy_part(host(a), host(b), 8);
+  cr_expect_eq(d->room(work(1, &host_to_host, 1)), RIG_NEVER, "PROXY-40: a copy the host makes");
+  rig_edge_part_t fill{};
+  fill.kind = RIG_PART_FILL;
+  fill.u.fill = {host(a), 8, 0};
+  cr_expect_eq(d->room(work(1, &fill, 1)), RIG_NEVER, "PROXY-40: a fill of host memory");
+  rig_edge_ref_t entry_ref{};
+  entry_ref.kind = RIG_REF_ENTRY;
+  rig_edge_part_t launch{};
+  launch.kind = RIG_PART_LAUNCH;
+  launch.u.launch.groups[0] = launch.u.launch.groups[1] = launch.u.launch.groups[2] = 1;
+  launch.u.launch.threads[0] = launch.u.launch.threads[1] = launch.u.launch.threads[2] = 1;
+  launch.u.launch.refs = &entry_ref;
+  launch.u.launch.ref_count = 1;
+  launch.u.launch.param_bytes = 8;
+  cr_expect_eq(d->room(work(1, &launch, 1)), RIG_NEVER, "PROXY-40: an entry ref");
+}
+
+// Once the job failed, free and unload send nothing (PROXY-92): the next
+// message the agent gets is the CLOSE of the link's end.
+Test(remote_link, free_after_the_failure_sends_nothing) {
+  Scripted s;
+  auto d = s.proxy(1);
+  auto alloc = std::async(std::launch::async, [&] { return d->alloc(Memory::Device, 64); });
+  (void)s.answer(RIG_OK, 1);
+  Region r = alloc.get();
+  // A REPORT of a value never handed over fails the job on this side,
+  // while the connection still carries messages.
+  s.send(wire::Report{1, 9});
+  auto until = std::chrono::steady_clock::now() + kWait;
+  while (!d->lost_outside_calls() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  cr_assert(d->lost_outside_calls());
+  d->free(r);
+  d.reset();
+  auto closing = std::async(std::launch::async, [&] { s.link.reset(); });
+  (void)s.next<wire::Close>();
+  s.at->close();
+  closing.get();
+}

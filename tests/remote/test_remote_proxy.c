@@ -7,9 +7,10 @@
  * The rules the C API cannot see or stall, test_remote_link.cpp asserts
  * against a scripted agent: the facts (PROXY-20..27, PROXY-30, PROXY-62),
  * making and committing (PROXY-09, PROXY-56), the order of messages
- * (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), sleep (PROXY-86,
- * PROXY-87) and stop while bytes are in flight (PROXY-97..100).  Rules no
- * suite asserts, and why:
+ * (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), the parts room
+ * refuses (PROXY-40, as rigd's proxies extend it), sleep (PROXY-86,
+ * PROXY-87), nothing sent after the failure (PROXY-92) and stop while
+ * bytes are in flight (PROXY-97..100).  Rules no suite asserts, and why:
  * - PROXY-11, PROXY-12: the records come from the agent's DEVICES, never
  *   from the caller, so that no host record names another id.
  * - PROXY-16: an interrupted make is an asynchronous exception of OCaml's;
@@ -18,9 +19,9 @@
  *   proxy (Rig_remote_abi has no C counterpart).
  * - PROXY-34, PROXY-84: submit's blocking and the edge's inspection of the
  *   word are the core's, not the driver's to show.
- * - PROXY-40, PROXY-75: extended as rigd's proxies are (rig/service.h):
- *   fills and launches run too, and every proxy asks the agent to load
- *   code; test_remote_code.c runs them on SIM:0.
+ * - PROXY-75: extended as rigd's proxies are (rig/service.h): every proxy
+ *   asks the agent to load code, and test_remote_code.c runs it on SIM:0;
+ *   a_proxy_answers_the_agents_refusal_of_code asserts the refusals.
  * - PROXY-54, PROXY-90, PROXY-94: the job's close (Link.close) has no C
  *   call: a machine lives for the process.
  * - PROXY-55: memory cannot be made to run out for one hand-over alone.
@@ -29,8 +30,6 @@
  *   rig locates or maps: rig reads the word through signaled().
  * - PROXY-73: rigd's CPU loads no code for any client ("a client runs host
  *   code itself"), so the machine's host refuses every image.
- * - PROXY-92: a free or unload after the failure sends nothing on a
- *   connection the agent closed: nothing a test observes.
  */
 #include "remote_agent.h"
 
