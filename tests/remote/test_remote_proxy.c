@@ -17,8 +17,8 @@
  *   the C API has none.
  * - PROXY-17, PROXY-29: the C API declares no capability record of a
  *   proxy (Rig_remote_abi has no C counterpart).
- * - PROXY-34, PROXY-84: submit's blocking and the edge's inspection of the
- *   word are the core's, not the driver's to show.
+ * - PROXY-84: the edge's inspection of the word is the core's, which no C
+ *   call shows.
  * - PROXY-75: extended as rigd's proxies are (rig/service.h): every proxy
  *   asks the agent to load code, and test_remote_code.c runs it on SIM:0;
  *   a_proxy_answers_the_agents_refusal_of_code asserts the refusals.

@@ -96,7 +96,7 @@ Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
   rig_box_t row = rig_row(0, 0, sizeof bytes);
   rig_point_t put;
   cr_assert_eq(rig_buffer_submit_copy(host, b, &row, 1, &filled, 1, &put), RIG_OK, "%s", rig_last_error());
-  cr_expect(reached(filled), "PROXY-48: the PUT's submit waited for the SIM's word");
+  cr_expect(reached(filled), "PROXY-34, PROXY-48: the PUT's submit blocked until the SIM's word moved");
   rig_buffer_unref(host);
   rig_buffer_unref(s);
   rig_buffer_unref(b);
