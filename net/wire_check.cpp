@@ -209,7 +209,9 @@ Refused check_handover(const Handover &handover) {
   const char *subject = "a HANDOVER";
   if (auto refused = check_positive(subject, "value", handover.value)) return refused;
   if (auto refused = check_count(subject, handover.waits.size(), 0, kWaitsMax, "waits")) return refused;
-  if (auto refused = check_count(subject, handover.parts.size(), 1, kPartsMax, "parts")) return refused;
+  // A value may have no parts (rig gives an image load a value, and a
+  // submission only waits): its hand-over still numbers it.
+  if (auto refused = check_count(subject, handover.parts.size(), 0, kPartsMax, "parts")) return refused;
   for (size_t i = 0; i < handover.parts.size(); i++) {
     const Part &part = handover.parts[i];
     if (auto refused = check_part(words(subject, "'s part ", i, " (", a_part(part.index() + 1), ")"), part))

@@ -174,6 +174,13 @@ std::optional<std::string> RemoteClient::function(const wire::Request &r, const 
     if (answer.why.empty()) answer.why = "image " + std::to_string(f.image) + " has no function " + std::string(f.function);
     return std::nullopt;
   }
+  if (entry && c.value == 0) {
+    // rigd's entry of a function the image lacks: no object, and an answer
+    // the client takes for none (PROXY-77).
+    answer.status = RIG_EINVAL;
+    answer.why = "image " + std::to_string(f.image) + " has no function " + std::string(f.function);
+    return std::nullopt;
+  }
   if (entry) {
     // ENTRY's answer, as a local client's: detail the function's max
     // threads in a group; value 1 where an entry ref of it places its
