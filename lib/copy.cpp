@@ -24,8 +24,9 @@ std::optional<rig_edge_location_t> direct_location(rig_buffer_t *side, rig_devic
   Allocation *a = side->alloc;
   if (a->owner == x) return advance(a->loc, side->offset);
   // A device whose work runs on the host reaches every byte the host
-  // addresses.
-  if (x->facts.runs_on_host)
+  // addresses, and so do the copies of one that names host memory by its
+  // address.
+  if (x->facts.runs_on_host || x->facts.copies_host_by_address)
     if (void *h = host_address(side)) return rig_edge_location_t{h, 0, 0};
   if (a->host_paged) return std::nullopt;  // through a borrow that the copy names, or staging
   Mapping *m = copy_mapping(a, x);

@@ -8,7 +8,9 @@
  *                         of each that opens and the reason for each that
  *                         does not; those rigd serves too, where RIG_SERVICE
  *                         is set or --service names rigd's socket, with
- *                         each served device's clients and memory
+ *                         each served device's clients and memory;
+ *                         with --machine ADDRESS [--key FILE], those of the
+ *                         agent of another machine alone
  *   rig drop CLIENT [--service PATH]
  *                         disconnects rigd's client CLIENT (admin channel)
  *   rig metrics [--service PATH]
@@ -60,6 +62,8 @@ static const char usage_text[] =
     "                    list the devices rig finds, with their properties;\n"
     "                    with RIG_SERVICE set or --service, rigd's too, with\n"
     "                    each served device's clients and memory\n"
+    "  devices --machine ADDRESS [--key FILE] [--json]\n"
+    "                    the devices the agent of another machine serves\n"
     "  drop CLIENT [--service PATH]\n"
     "                    disconnect rigd's client CLIENT (its id in rig clients)\n"
     "  metrics [--service PATH]\n"

@@ -1,9 +1,11 @@
-/* rig devices [--json] [--service [PATH]]: the devices rig_probe reports,
- * with the properties of each that opens and the reason for each that does
- * not; those rigd serves too, where RIG_SERVICE is set or --service names
- * rigd's socket (or, alone, asks for the default one), and with --service
- * each served device's clients and memory, where rigd's admin channel
- * answers the user. */
+/* rig devices [--json] [--service [PATH]] [--machine ADDRESS [--key FILE]]:
+ * the devices rig_probe reports, with the properties of each that opens and
+ * the reason for each that does not; those rigd serves too, where
+ * RIG_SERVICE is set or --service names rigd's socket (or, alone, asks for
+ * the default one), and with --service each served device's clients and
+ * memory, where rigd's admin channel answers the user.  With --machine,
+ * only the devices the agent at ADDRESS serves, proving the key of FILE
+ * (or $RIG_MACHINE_KEY). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "commands.h"
@@ -68,6 +70,22 @@ static void free_entries(entry_list_t *list) {
     free(list->items[i].reason);
   }
   free(list->items);
+}
+
+/* Keeps the entries whose names end with suffix. */
+static void keep_named_with(entry_list_t *list, const char *suffix) {
+  size_t kept = 0, n = strlen(suffix);
+  for (size_t i = 0; i < list->count; i++) {
+    entry_t e = list->items[i];
+    size_t length = strlen(e.name);
+    if (length > n && strcmp(e.name + length - n, suffix) == 0) {
+      list->items[kept++] = e;
+    } else {
+      free(e.name);
+      free(e.reason);
+    }
+  }
+  list->count = kept;
 }
 
 /* Opens each entry that probe found openable.  An open can still fail (a
@@ -174,15 +192,29 @@ static void print_entry_json(const entry_t *e, const rig_service_stats_t *usage)
 int command_devices(int argc, char **argv) {
   bool json = false, usage_asked = false;
   const char *service = getenv("RIG_SERVICE");
+  const char *machine_address = NULL, *key_file = NULL;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
     } else if (strcmp(argv[i], "--service") == 0) {
       usage_asked = true;
       if (i + 1 < argc && argv[i + 1][0] != '-') service = argv[++i];
+    } else if (strcmp(argv[i], "--machine") == 0 && i + 1 < argc) {
+      machine_address = argv[++i];
+    } else if (strcmp(argv[i], "--key") == 0 && i + 1 < argc) {
+      key_file = argv[++i];
     } else {
       return bad_argument("devices", argc, argv, i);
     }
+  }
+  /* The listing of a machine is its devices alone, NAME@MACHINE. */
+  char suffix[256] = "";
+  if (machine_address) {
+    rig_machine_options_t options = {.size = sizeof options, .key_file = key_file};
+    rig_machine_t *machine = NULL;
+    if (!succeeded(rig_machine_connect(machine_address, &options, &machine), "connect to the machine"))
+      return EXIT_FAILED;
+    snprintf(suffix, sizeof suffix, "@%s", rig_machine_name(machine));
   }
   /* rig_probe lists rigd's devices once the process is connected. */
   if ((service && *service) || usage_asked) {
@@ -202,6 +234,7 @@ int command_devices(int argc, char **argv) {
     free_entries(&list);
     return EXIT_FAILED;
   }
+  if (machine_address) keep_named_with(&list, suffix);
   open_entries(&list);
 
   if (json) puts("[");

@@ -4,7 +4,7 @@
 // client's completion segment, which rigd raises as values are done.
 #pragma once
 
-#include "flight_log.hpp"
+#include "../common/flight_log.hpp"
 #include "rig_internal/driver.hpp"
 #include "rig_internal/locks.hpp"
 #include "rigd_link.hpp"

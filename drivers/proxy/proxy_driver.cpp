@@ -6,6 +6,7 @@
 #include "../common/shared_host_memory.hpp"
 #include "rig_internal/errors.hpp"
 #include "rig_internal/locks.hpp"
+#include "rig_internal/machines.hpp"
 #include "rig_internal/staging.hpp"
 #include "service_path.hpp"
 
@@ -18,74 +19,49 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
-#include <mutex>
-
-// A machine of rig/service.h: a connection to a rigd, named for the life
-// of the process.
-struct rig_machine {
-  std::string name;
-  std::shared_ptr<rig::proxy::RigdLink> link;
-  std::mutex why_mu;
-  std::string why;  // set once, when the machine is first seen lost
-  std::atomic<bool> lost{false};
-};
 
 namespace rig::proxy {
 
 namespace {
 
+// A machine of rig/service.h: a connection to a rigd.
+struct RigdMachine : rig_machine {
+  std::shared_ptr<RigdLink> link;
+
+  explicit RigdMachine(std::shared_ptr<RigdLink> l) : link(std::move(l)) {}
+  std::string lost_reason() override {
+    std::string why;
+    return link->lost(&why) ? why : std::string();
+  }
+  bool forked() const override { return link->forked(); }
+};
+
 // Machines are named "rigd", "rigd2", "rigd3", ... and their devices
 // NAME@MACHINE.
 constexpr const char *first_machine = "rigd";
 
-// The process's machines, records that live for the process.  A child
-// after fork has none of its parent's: their links are not its own.
-struct Machines {
-  std::mutex mu;
-  std::vector<rig_machine *> all;
-  // An open of NAME@rigd that connects: one at a time.
-  std::mutex first_mu;
-};
+// An open of NAME@rigd that connects: one at a time.
+std::mutex first_mu;
 
-Machines &machines() {
-  static Machines *m = new Machines();  // outlives every static destructor
-  return *m;
-}
-
-// The process's own machine named name, or NULL; with mu held.
-rig_machine *find_locked(Machines &ms, const std::string &name) {
-  for (rig_machine *m : ms.all)
-    if (m->name == name && !m->link->forked()) return m;
-  return nullptr;
-}
-
-rig_machine *find(const std::string &name) {
-  Machines &ms = machines();
-  std::lock_guard g(ms.mu);
-  return find_locked(ms, name);
-}
+// The process's machine of rigd named name, or NULL.
+RigdMachine *find(const std::string &name) { return dynamic_cast<RigdMachine *>(find_machine(name)); }
 
 // Makes link the process's new machine, named after its others.
-rig_machine *adopt(std::shared_ptr<RigdLink> link) {
+RigdMachine *adopt(std::shared_ptr<RigdLink> link) {
   // Host memory allocated from now on can be rigd's arenas, and staging
   // made before now, private pages rigd cannot map, retires.
   share_host_memory();
   share_staging([](const void *host, size_t bytes) { return find_shared_block(host, bytes).has_value(); });
-  Machines &ms = machines();
-  std::lock_guard g(ms.mu);
-  size_t ours = 0;
-  for (rig_machine *m : ms.all) ours += !m->link->forked();
-  auto *m = new rig_machine();
-  m->name = ours == 0 ? first_machine : first_machine + std::to_string(ours + 1);
-  m->link = std::move(link);
-  ms.all.push_back(m);
+  auto *m = new RigdMachine(std::move(link));
+  adopt_machine(m, "", first_machine);
   return m;
 }
 
 // Connects to path as a new machine.  Throws RIG_EOPEN with the reason.
-rig_machine *connect(const std::string &path) {
+RigdMachine *connect(const std::string &path) {
   try {
     return adopt(std::make_shared<RigdLink>(path));
   } catch (const HandshakeError &e) {
@@ -96,7 +72,7 @@ rig_machine *connect(const std::string &path) {
 // Connects to the first of the client's default sockets that exists and
 // answers (service_socket_candidates).  Throws RIG_EOPEN naming every path
 // tried, and what to do, where none does.
-rig_machine *connect_default() {
+RigdMachine *connect_default() {
   std::vector<std::string> tried;
   for (const std::string &path : service_socket_candidates()) {
     struct stat status;
@@ -116,11 +92,11 @@ rig_machine *connect_default() {
 // The machine an open of NAME@name goes through: the process's machine of
 // that name, or for "rigd" where it has none, a new connection to the
 // default socket.
-rig_machine *machine_for(const std::string &name) {
-  if (rig_machine *m = find(name)) return m;
+RigdMachine *machine_for(const std::string &name) {
+  if (RigdMachine *m = find(name)) return m;
   if (name != first_machine) throw std::runtime_error("this process has no machine named " + name);
-  std::lock_guard g(machines().first_mu);
-  if (rig_machine *m = find(name)) return m;
+  std::lock_guard g(first_mu);
+  if (RigdMachine *m = find(name)) return m;
   connect_default();
   // Another thread's rig_service_connect may have taken the name first.
   return find(name);
@@ -145,7 +121,7 @@ class ProxyDriver : public Driver {
   std::unique_ptr<DriverDevice> open(const std::string &name, const std::string &config, uint64_t start) override {
     auto at = name.rfind('@');
     std::string served_name = name.substr(0, at);
-    rig_machine *machine = machine_for(name.substr(at + 1));
+    RigdMachine *machine = machine_for(name.substr(at + 1));
     std::shared_ptr<RigdLink> link = machine->link;
     std::string why;
     if (link->lost(&why)) throw std::runtime_error(machine->name + ": " + why);
@@ -179,14 +155,9 @@ class ProxyDriver : public Driver {
 
   // The devices of each of the process's machines.
   void probe(const std::function<void(const std::string &, const std::string &)> &report) override {
-    std::vector<rig_machine *> ours;
-    {
-      Machines &ms = machines();
-      std::lock_guard g(ms.mu);
-      for (rig_machine *m : ms.all)
-        if (!m->link->forked()) ours.push_back(m);
-    }
-    for (rig_machine *m : ours) {
+    for (rig_machine *each : own_machines()) {
+      auto *m = dynamic_cast<RigdMachine *>(each);
+      if (!m) continue;
       std::string why;
       bool lost = m->link->lost(&why);
       for (const rig_proxy_device_record &r : m->link->devices()) report(r.name + ("@" + m->name), lost ? why : "");
@@ -220,35 +191,6 @@ rig_status_t rig_service_connect(const rig_service_options_t *opts, rig_machine_
     rig_machine_t *m = socket ? proxy::connect(socket) : proxy::connect_default();
     if (machine) *machine = m;
     return RIG_OK;
-  });
-}
-
-const char *rig_machine_name(const rig_machine_t *m) { return m ? m->name.c_str() : nullptr; }
-
-const char *rig_machine_lost(rig_machine_t *m) {
-  if (!m) return nullptr;
-  if (m->lost.load(std::memory_order_acquire)) return m->why.c_str();
-  std::string why;
-  if (!m->link->lost(&why)) return nullptr;
-  std::lock_guard g(m->why_mu);
-  // The first reason stays, so that the pointer answered never dangles.
-  if (!m->lost.load(std::memory_order_relaxed)) {
-    m->why = why;
-    m->lost.store(true, std::memory_order_release);
-  }
-  return m->why.c_str();
-}
-
-rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open_options_t *opts,
-                              rig_device_t **out) {
-  RIG_API_CALL({
-    require(out != nullptr, "out is NULL");
-    *out = nullptr;
-    require(m != nullptr, "the machine is NULL");
-    require(name != nullptr, "name is NULL");
-    require(std::strchr(name, '@') == nullptr, "the name names a machine itself");
-    std::string full = std::string(name) + "@" + m->name;
-    return rig_open(full.c_str(), opts, out);
   });
 }
 

@@ -68,7 +68,53 @@ typedef struct rig_machine rig_machine_t;
  * another protocol version.  RIG_EINVAL if opts->size is too small. */
 rig_status_t rig_service_connect(const rig_service_options_t *opts, rig_machine_t **machine);
 
-/* The machine's name, such as "rigd" or "rigd2"; NULL for NULL.  Takes no
+/* Options of rig_machine_connect.  size is sizeof(rig_machine_options_t)
+ * as the caller compiled it, so later fields can be added; a field that
+ * lies past size reads as NULL or 0. */
+typedef struct rig_machine_options {
+  size_t size;
+  /* The machine's name, NULL for "machine", then "machine2", "machine3",
+   * ...: the first that no machine of the process holds.  Not empty, no
+   * '@', ',' or ':', not "rigd" nor "rigd" and a number, and held by no
+   * machine of the process. */
+  const char *name;
+  /* The file of the key the process proves (a secret its owner alone
+   * reads), NULL for $RIG_MACHINE_KEY. */
+  const char *key_file;
+  /* The key's id in the agent's key ring, NULL for the key file's base
+   * name. */
+  const char *key_id;
+  /* UCX's transports, as a UCX_TLS value ("tcp", "rc,sm"), NULL for UCX's
+   * choice. */
+  const char *transports;
+  /* How long a silent agent may take to be reported as failed, and each
+   * step of the connect may take; 0 for 10000. */
+  uint32_t failure_bound_ms;
+} rig_machine_options_t;
+
+/* Connects this process to the agent of another machine listening at
+ * address ("HOST:PORT", rigd --listen) as a new machine, *machine where
+ * machine is not NULL: the process proves its key, and the agent's devices
+ * open as NAME@MACHINE, proxies that run their work there
+ * (rig-remote-proxy.txt), "CPU@MACHINE" the machine's host among them;
+ * rig_probe lists them.  A second connection to one address is another
+ * machine.  An open of NAME@M where the process has no machine M but
+ * $RIG_MACHINES (comma-separated "M=HOST:PORT" pairs) lists M first
+ * connects so, named M, with $RIG_MACHINE_KEY.  A connection is the
+ * process's that made it: a child after fork has none of its parent's.
+ * The machine is lost, for good, when the job fails: the agent's FAILURE
+ * (its root cause), the connection's end or silence past the failure
+ * bound; every proxy of it is lost with the reason.
+ *
+ * RIG_EOPEN with the reason where it does not connect (the address and
+ * UCX's reason; "authentication failed" where the agent refuses the key),
+ * where no key file is given and $RIG_MACHINE_KEY is not set, where the
+ * key file is no key's, and where rig was built without machines ("rig was
+ * built without machines").  RIG_EINVAL if address is NULL, opts->size is
+ * too small or the name is no machine's or held. */
+rig_status_t rig_machine_connect(const char *address, const rig_machine_options_t *opts, rig_machine_t **machine);
+
+/* The machine's name, such as "rigd", "rigd2" or "machine"; NULL for NULL.  Takes no
  * lock. */
 const char *rig_machine_name(const rig_machine_t *m);
 

@@ -55,6 +55,10 @@ struct Facts {
   // service maps the host blocks the process shares with it.
   bool maps_staging = false;
   bool host_addresses = false;       // the host addresses Device memory
+  // The device's copies name this process's memory by its host address,
+  // though its work reaches no host memory (maps_host false): a proxy of
+  // another machine's, whose link carries the bytes (PROXY-35).
+  bool copies_host_by_address = false;
   bool runs_on_host = false;         // work is this process's code
   bool may_block = false;            // room/submit/commit may block
   // room, submit, commit and sleep run only code of rig's, block on

@@ -58,6 +58,12 @@ int main(void) {
   OFFSET(rig_submission_options_t, keep_context);
   SIZE(rig_service_options_t);
   OFFSET(rig_service_options_t, socket);
+  SIZE(rig_machine_options_t);
+  OFFSET(rig_machine_options_t, name);
+  OFFSET(rig_machine_options_t, key_file);
+  OFFSET(rig_machine_options_t, key_id);
+  OFFSET(rig_machine_options_t, transports);
+  OFFSET(rig_machine_options_t, failure_bound_ms);
   SIZE(rig_service_client_info_t);
   OFFSET(rig_service_client_info_t, id);
   OFFSET(rig_service_client_info_t, pid);

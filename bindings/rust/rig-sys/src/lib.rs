@@ -229,6 +229,17 @@ pub struct rig_service_options_t {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
+pub struct rig_machine_options_t {
+    pub size: usize,
+    pub name: *const c_char,
+    pub key_file: *const c_char,
+    pub key_id: *const c_char,
+    pub transports: *const c_char,
+    pub failure_bound_ms: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub struct rig_service_client_info_t {
     pub size: usize,
     pub id: u64,
@@ -466,6 +477,9 @@ extern "C" {
     // service.h
     pub fn rig_service_connect(opts: *const rig_service_options_t, machine: *mut *mut rig_machine_t)
         -> rig_status_t;
+    pub fn rig_machine_connect(
+        address: *const c_char, opts: *const rig_machine_options_t, machine: *mut *mut rig_machine_t,
+    ) -> rig_status_t;
     pub fn rig_machine_name(m: *const rig_machine_t) -> *const c_char;
     pub fn rig_machine_lost(m: *mut rig_machine_t) -> *const c_char;
     pub fn rig_machine_open(

@@ -67,6 +67,12 @@ fn structs_match_the_headers() {
     assert_eq!(offset!(rig_submission_options_t, keep_context), c::OFFSET_rig_submission_options_t_keep_context);
     same_layout!(rig_service_options_t, c::SIZE_rig_service_options_t, c::ALIGN_rig_service_options_t);
     assert_eq!(offset!(rig_service_options_t, socket), c::OFFSET_rig_service_options_t_socket);
+    same_layout!(rig_machine_options_t, c::SIZE_rig_machine_options_t, c::ALIGN_rig_machine_options_t);
+    assert_eq!(offset!(rig_machine_options_t, name), c::OFFSET_rig_machine_options_t_name);
+    assert_eq!(offset!(rig_machine_options_t, key_file), c::OFFSET_rig_machine_options_t_key_file);
+    assert_eq!(offset!(rig_machine_options_t, key_id), c::OFFSET_rig_machine_options_t_key_id);
+    assert_eq!(offset!(rig_machine_options_t, transports), c::OFFSET_rig_machine_options_t_transports);
+    assert_eq!(offset!(rig_machine_options_t, failure_bound_ms), c::OFFSET_rig_machine_options_t_failure_bound_ms);
     same_layout!(rig_service_client_info_t, c::SIZE_rig_service_client_info_t, c::ALIGN_rig_service_client_info_t);
     assert_eq!(offset!(rig_service_client_info_t, id), c::OFFSET_rig_service_client_info_t_id);
     assert_eq!(offset!(rig_service_client_info_t, pid), c::OFFSET_rig_service_client_info_t_pid);

@@ -1,7 +1,7 @@
 // A proxy's values in flight (flight_log.hpp).
 #include "flight_log.hpp"
 
-namespace rig::proxy {
+namespace rig {
 
 namespace {
 
@@ -29,4 +29,4 @@ void FlightLog::retire(uint64_t done) noexcept {
   }
 }
 
-}  // namespace rig::proxy
+}  // namespace rig

@@ -1,13 +1,13 @@
-// The values a proxy handed over that its word has not passed yet, and the
-// bytes each moves: what its room bounds (rig-remote-proxy.txt: RIG_LATER
-// while too much is in flight).
+// The values a proxy (of rigd's or of another machine's) handed over that
+// its word has not passed yet, and the bytes each moves: what its room
+// bounds (rig-remote-proxy.txt: RIG_LATER while too much is in flight).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace rig::proxy {
+namespace rig {
 
 // A ring that doubles when full and never shrinks, so that a warm submit
 // allocates nothing.  Not thread-safe: a proxy's room and submit, which rig
@@ -32,4 +32,4 @@ class FlightLog {
   uint64_t bytes_ = 0;
 };
 
-}  // namespace rig::proxy
+}  // namespace rig
