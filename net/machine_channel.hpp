@@ -12,9 +12,14 @@
 // reason.
 //
 // Framing: a message's header is empty and its data is its whole
-// encoding, except BYTES: its header is the encoding of its fields with no
-// data, and its data the bytes, so that the client lands them where the
-// GET names with no copy (ChannelHandlers::place_bytes).
+// encoding, except BYTES: its header is its encoding up to its data (the
+// data's length included, which must be the active message's data
+// length), and its data the bytes, so that the client lands them where
+// the GET names with no copy (ChannelHandlers::place_bytes).
+//
+// Direction: the agent sends DEVICES, ANSWER, REPORT and BYTES, the
+// client REQUEST, RELEASE, HANDOVER and CLOSE, either FAILURE; a kind
+// from the wrong end, or a second DEVICES, fails the connection too.
 //
 // Sequence: the client connects; the agent sends CHALLENGE; the client
 // sends PROOF, its hello the text the agent's log names it by; the agent
@@ -68,7 +73,7 @@ struct MachineAccount {
 // none may block, and none may send (a send there fails).
 struct ChannelHandlers {
   // Each wire message after DEVICES, decoded and checked; its texts and
-  // data are valid during the call.
+  // data are valid during the call.  It may run before connect returns.
   std::function<void(const wire::Message &message)> message;
   // Where the length bytes of the BYTES whose fields are head (its data
   // empty) land: a span of at least length bytes, valid until message()
@@ -76,7 +81,8 @@ struct ChannelHandlers {
   // GET").
   std::function<std::span<std::byte>(const wire::Bytes &head, uint64_t length)> place_bytes;
   // Once: the connection failed or closed, and why (the link's message,
-  // the agent's FAILURE root cause, a message that did not decode).
+  // the agent's FAILURE root cause, a message that did not decode); from
+  // connect's return on (a failure before it is connect's answer).
   std::function<void(const std::string &why)> failed;
 };
 
@@ -94,8 +100,9 @@ class ClientChannel {
   // REFUSE reason, an ACCEPT that shows no key of ours).
   static Outcome<std::unique_ptr<ClientChannel>> connect(const std::string &address, const ClientKey &key,
                                                          const Options &options, ChannelHandlers handlers);
-  // Sends CLOSE where the connection works, then closes it; the handlers
-  // hear nothing once it returns.
+  // Sends CLOSE where the connection works and waits, up to the failure
+  // bound, for the agent to close it (closing first could drop the CLOSE),
+  // then closes it; the handlers hear nothing once it returns.
   ~ClientChannel();
   ClientChannel(const ClientChannel &) = delete;
   ClientChannel &operator=(const ClientChannel &) = delete;
@@ -135,7 +142,10 @@ class AgentConnection {
   virtual const std::string &hello() const = 0;
   virtual const std::string &peer() const = 0;
   // The client's next message, waiting up to wait for it; nullopt when
-  // none came, or once the connection failed (failed() then says so).
+  // none came, or once the connection failed (failed() then says so) and
+  // the messages that came before the failure were taken.  The agent
+  // closes the connection on CLOSE (its failure: "the client closed the
+  // connection"), after which next() still gives the CLOSE.
   virtual std::optional<ReceivedMessage> next(std::chrono::milliseconds wait) = 0;
   // As ClientChannel::send; a BYTES goes with its framing above.
   virtual UcxStatus send(const wire::Message &message) = 0;
@@ -152,12 +162,18 @@ class AgentListener {
  public:
   struct Options {
     UcxOptions ucx;
+    // The most bytes of a connection's messages that the owner has not
+    // taken yet (next), the one landing included: a client whose message
+    // would pass it fails, so that no client grows the agent's memory
+    // without bound.  A HANDOVER larger than it cannot pass.
+    uint64_t queue_max = uint64_t{1} << 30;
   };
   // Runs, on a thread of the listener's own (never the progress thread),
   // with each connection authenticated.
   using Accept = std::function<void(std::shared_ptr<AgentConnection> connection)>;
   // Runs likewise with each connection refused: its peer, and the cause
-  // for the agent's log (auth_agent.hpp's AgentRefused::cause).
+  // for the agent's log (auth_agent.hpp's AgentRefused::cause; "no PROOF
+  // from PEER in N ms"; the reason a connection failed in its handshake).
   using Refused = std::function<void(const std::string &peer, const std::string &cause)>;
 
   // Listens on address ("HOST:PORT", port 0 for one the system picks), or
@@ -166,7 +182,8 @@ class AgentListener {
                                                         std::vector<MachineAccount> devices,
                                                         const Options &options, Accept accept, Refused refused);
   // Stops accepting and closes the connections still authenticating;
-  // those handed to the owner stay the owner's.
+  // those handed to the owner stay the owner's objects, but fail: the
+  // listener's link, which carries them, goes with it.
   ~AgentListener();
   AgentListener(const AgentListener &) = delete;
   AgentListener &operator=(const AgentListener &) = delete;

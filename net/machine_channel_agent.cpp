@@ -1,0 +1,170 @@
+#include "machine_channel_agent.hpp"
+
+#include "auth_messages.hpp"
+#include "wire_words.hpp"
+
+namespace rig::net::channel {
+
+void Router::add(const UcxEndpoint *endpoint, const std::shared_ptr<AgentSide> &side) {
+  std::lock_guard lock(mutex_);
+  sides_[endpoint] = side;
+}
+
+void Router::remove(const UcxEndpoint *endpoint) {
+  std::lock_guard lock(mutex_);
+  sides_.erase(endpoint);
+}
+
+std::shared_ptr<AgentSide> Router::find(const UcxEndpoint *endpoint) {
+  std::lock_guard lock(mutex_);
+  auto found = sides_.find(endpoint);
+  return found == sides_.end() ? nullptr : found->second.lock();
+}
+
+AgentSide::AgentSide(std::shared_ptr<UcxEndpoint> endpoint, std::shared_ptr<Router> router, uint64_t queue_max)
+    : router_(std::move(router)),
+      key_(endpoint.get()),
+      peer_(endpoint->peer()),
+      queue_max_(queue_max),
+      endpoint_(std::move(endpoint)) {}
+
+AgentSide::~AgentSide() { close(); }
+
+std::optional<ReceivedMessage> AgentSide::next(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, wait, [&] { return failed_ || !queue_.empty(); });
+  // What came before a failure is still the client's, in order.
+  if (queue_.empty()) return std::nullopt;
+  ReceivedMessage taken = std::move(queue_.front());
+  queue_.pop_front();
+  queued_bytes_ -= taken.bytes.size();
+  return taken;
+}
+
+UcxStatus AgentSide::send(const wire::Message &message) {
+  std::shared_ptr<UcxEndpoint> endpoint;
+  {
+    std::lock_guard lock(mutex_);
+    if (failed_) return UcxStatus::failure(failure_);
+    endpoint = endpoint_;
+  }
+  UcxStatus sent = send_message(*endpoint, message);
+  if (!sent.ok() && endpoint->failed()) fail(sent.message());
+  return sent;
+}
+
+UcxStatus AgentSide::send_auth(uint16_t id, std::span<const uint8_t> bytes) {
+  std::shared_ptr<UcxEndpoint> endpoint;
+  {
+    std::lock_guard lock(mutex_);
+    if (failed_) return UcxStatus::failure(failure_);
+    endpoint = endpoint_;
+  }
+  return endpoint->send(id, {}, std::as_bytes(bytes));
+}
+
+bool AgentSide::failed() const {
+  std::lock_guard lock(mutex_);
+  return failed_;
+}
+
+std::string AgentSide::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+void AgentSide::close() {
+  std::shared_ptr<UcxEndpoint> endpoint;
+  {
+    std::lock_guard lock(mutex_);
+    fail_locked("the agent closed the connection to " + peer_);
+    queue_.clear();
+    queued_bytes_ = 0;
+    endpoint = std::move(endpoint_);
+  }
+  if (!endpoint) return;
+  router_->remove(key_);
+  endpoint.reset();  // closes it, unless a send still holds it
+}
+
+void AgentSide::fail(const std::string &why) {
+  std::lock_guard lock(mutex_);
+  fail_locked(why);
+}
+
+void AgentSide::fail_locked(const std::string &why) {
+  if (failed_) return;
+  failed_ = true;
+  failure_ = why;
+  changed_.notify_all();
+}
+
+void AgentSide::fail_here(const std::string &why) {
+  fail_locked(why);
+  throw ConnectionFailed();
+}
+
+AgentSide::Phase AgentSide::phase() const {
+  std::lock_guard lock(mutex_);
+  return phase_;
+}
+
+std::vector<uint8_t> AgentSide::take_proof() {
+  std::lock_guard lock(mutex_);
+  return std::move(proof_);
+}
+
+void AgentSide::open(std::string key_id, std::string hello) {
+  std::lock_guard lock(mutex_);
+  key_id_ = std::move(key_id);
+  hello_ = std::move(hello);
+  phase_ = Phase::open;
+}
+
+std::span<std::byte> AgentSide::place(uint16_t id, size_t length) {
+  std::lock_guard lock(mutex_);
+  if (failed_) throw ConnectionFailed();
+  const std::string what = a_message_of(id);
+  if (id == kAuthProofId) {
+    if (phase_ != Phase::authenticating) fail_here(what + (phase_ == Phase::open ? " after ACCEPT" : ", a second one"));
+  } else if (!is_wire_id(id)) {
+    fail_here(what + " from the client, which only the agent sends");
+  } else {
+    const auto kind = static_cast<wire::Kind>(id);
+    if (phase_ != Phase::open) fail_here(what + " before ACCEPT");
+    if (!client_sends(kind)) fail_here(what + " from the client, which only the agent sends");
+  }
+  if (length > largest_data(id))
+    fail_here(wire::words(what, " of ", wire::count_of(length, "bytes"), ", past its largest, ", largest_data(id)));
+  if (queued_bytes_ + length > queue_max_)
+    fail_here(wire::words(what, " of ", wire::count_of(length, "bytes"), " after ", queued_bytes_,
+                          " queued, past the connection's bound of ", queue_max_));
+  landing_.assign(length, 0);
+  queued_bytes_ += length;
+  return std::as_writable_bytes(std::span(landing_));
+}
+
+bool AgentSide::deliver(const UcxMessage &message) {
+  std::lock_guard lock(mutex_);
+  if (failed_) throw ConnectionFailed();
+  if (message.id == kAuthProofId) {
+    queued_bytes_ -= landing_.size();
+    proof_ = std::move(landing_);
+    phase_ = Phase::checking;
+    return true;
+  }
+  ReceivedMessage received;
+  received.bytes = std::move(landing_);
+  auto decoded = decode_message(message.id, message.header, std::as_bytes(std::span(received.bytes)));
+  if (!decoded) fail_here(decoded.error().message);
+  received.message = std::move(decoded.value());
+  const bool closing = std::holds_alternative<wire::Close>(received.message);
+  queue_.push_back(std::move(received));
+  changed_.notify_all();
+  // After CLOSE, nothing: closing the endpoint tells the client its CLOSE
+  // arrived.
+  if (closing) fail_here("the client closed the connection");
+  return false;
+}
+
+}  // namespace rig::net::channel

@@ -1,0 +1,211 @@
+// A machine connection's refusals and failures (net/machine_channel.hpp)
+// over 127.0.0.1 and TCP: an unknown key id and a wrong secret are
+// refused (the client reads "authentication failed", the agent's Refused
+// hears the cause); a client with no PROOF within the failure bound is
+// closed; a message that does not decode, a wire message before ACCEPT,
+// an authentication message after it and messages past the agent's queue
+// bound fail their connection only, with the reason; an empty span for a
+// BYTES fails the client's connection; the agent's FAILURE reaches the
+// client with its root cause.
+//
+// The handshake is the link's own (issue #23's protocol, no rule ID in
+// RULES.md).  The connection's side of PROXY-07 and PROXY-89 (a link's
+// failure, with its root cause, reaches everything on the link).
+#include <criterion/criterion.h>
+
+#include "auth_client.hpp"
+#include "test_machine_pair.hpp"
+#include "ucx_endpoint.hpp"
+#include "ucx_link.hpp"
+#include "wire_encode.hpp"
+
+using namespace rig::net;
+using namespace rig::net::test;
+
+namespace {
+
+// A client of the bare link, which sends what a ClientChannel would not.
+struct RawClient {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<uint8_t> challenge, answer;
+  bool devices = false;
+  std::optional<std::string> failure;
+  std::unique_ptr<UcxLink> link;
+  std::shared_ptr<UcxEndpoint> endpoint;
+
+  explicit RawClient(const std::string &address) {
+    use_tcp();
+    auto made = UcxLink::create({});
+    cr_assert(made.ok(), "%s", made.message().c_str());
+    link = std::move(made.value());
+    link->on_message(kAuthChallengeId, keep(challenge));
+    link->on_message(kAuthAnswerId, keep(answer));
+    UcxHandler on_devices;
+    on_devices.deliver = [this](const UcxMessage &) {
+      std::lock_guard lock(mutex);
+      devices = true;
+      changed.notify_all();
+    };
+    link->on_message(static_cast<uint16_t>(wire::Kind::Devices), on_devices);
+    auto connected = link->connect(address);
+    cr_assert(connected.ok(), "%s", connected.message().c_str());
+    endpoint = connected.value();
+    endpoint->on_failure([this](const std::string &why) {
+      std::lock_guard lock(mutex);
+      failure = why;
+      changed.notify_all();
+    });
+  }
+  UcxHandler keep(std::vector<uint8_t> &into) {
+    UcxHandler handler;
+    handler.deliver = [this, &into](const UcxMessage &message) {
+      std::lock_guard lock(mutex);
+      const auto *first = reinterpret_cast<const uint8_t *>(message.data.data());
+      into.assign(first, first + message.data.size());
+      changed.notify_all();
+    };
+    return handler;
+  }
+  template <class Done>
+  bool wait(Done done) {
+    return wait_under(mutex, changed, done);
+  }
+  // The handshake with key alpha, up to DEVICES.
+  void authenticate() {
+    cr_assert(wait([&] { return !challenge.empty(); }), "no CHALLENGE");
+    auto proof = make_proof(challenge, key("alpha", 'a'), {});
+    cr_assert(proof.ok());
+    cr_assert(send(kAuthProofId, proof.value().bytes()).ok());
+    cr_assert(wait([&] { return devices; }), "no DEVICES");
+  }
+  UcxStatus send(uint16_t id, std::span<const uint8_t> data) { return endpoint->send(id, {}, std::as_bytes(data)); }
+  UcxStatus send(const wire::Message &message) {
+    auto encoded = wire::encode(message);
+    cr_assert(encoded.ok());
+    return send(static_cast<uint16_t>(wire::kind_of(message)), encoded.value());
+  }
+  bool closed() {
+    return wait([&] { return failure.has_value(); });
+  }
+};
+
+// The connection failed, its failure naming what; nothing queued after.
+void expect_failed_with(AgentConnection &connection, const std::string &what) {
+  auto after = connection.next(kWait);
+  cr_expect(!after.has_value(), "a message after the failure");
+  cr_assert(connection.failed(), "the connection works still");
+  cr_expect(connection.failure().find(what) != std::string::npos, "failure \"%s\" names no \"%s\"",
+            connection.failure().c_str(), what.c_str());
+}
+
+void expect_refused(ClientKey with, const std::string &cause) {
+  Agent agent;
+  Inbox inbox;
+  auto connected = ClientChannel::connect(agent.listener->address(), with, client_options(), inbox.handlers());
+  cr_assert(!connected.ok(), "connected with a wrong key");
+  const std::string &why = connected.error().message;
+  cr_expect(why.size() >= 21 && why.substr(why.size() - 21) == "authentication failed", "refused with \"%s\"",
+            why.c_str());
+  auto [peer, heard] = agent.refusal();
+  cr_expect(peer.rfind("127.0.0.1:", 0) == 0, "peer %s", peer.c_str());
+  cr_expect(heard.find(cause) != std::string::npos, "cause \"%s\" names no \"%s\"", heard.c_str(), cause.c_str());
+  cr_expect(agent.accepted.empty());
+}
+
+}  // namespace
+
+Test(machine_channel_refusals, unknown_key_id_refused) { expect_refused(key("beta", 'a'), "unknown key id beta"); }
+
+Test(machine_channel_refusals, wrong_secret_refused) { expect_refused(key("alpha", 'b'), "bad mac for key id alpha"); }
+
+Test(machine_channel_refusals, no_proof_within_the_failure_bound_closed) {
+  AgentListener::Options options;
+  options.ucx.failure_bound = std::chrono::milliseconds(1000);
+  Agent agent(options);
+  RawClient raw(agent.listener->address());
+  cr_assert(raw.wait([&] { return !raw.challenge.empty(); }), "no CHALLENGE");
+  auto [peer, cause] = agent.refusal();
+  cr_expect(cause.find("no PROOF") != std::string::npos, "cause %s", cause.c_str());
+  cr_expect(raw.closed(), "the agent kept a connection with no PROOF");
+}
+
+Test(machine_channel_refusals, garbage_fails_its_connection_only_a_second_one_works) {
+  Agent agent;
+  RawClient raw(agent.listener->address());
+  raw.authenticate();
+  auto bad = agent.take();
+  Inbox inbox;
+  auto client = connect(agent, inbox, key("alpha", 'a'));
+  auto good = agent.take();
+  const std::vector<uint8_t> garbage = {2, 0, 1, 0, 9, 9, 9};
+  cr_assert(raw.send(2, garbage).ok());
+  expect_failed_with(*bad, "a REQUEST ends at byte 12 of 7");
+  cr_expect(raw.closed(), "the agent kept the connection that sent garbage");
+  cr_assert(client->send(request(5)).ok());
+  ReceivedMessage got = next_of(*good);
+  const auto *req = std::get_if<wire::Request>(&got.message);
+  cr_assert(req != nullptr && req->number == 5);
+  cr_assert(good->send(wire::Answer{5, 0, 0, 0, ""}).ok());
+  cr_expect(inbox.wait([&] { return inbox.numbers.size() == 1; }), "no ANSWER on the second connection");
+  cr_expect(!good->failed() && !client->failed());
+}
+
+Test(machine_channel_refusals, wire_message_before_accept_fails_the_connection) {
+  Agent agent;
+  RawClient raw(agent.listener->address());
+  cr_assert(raw.wait([&] { return !raw.challenge.empty(); }), "no CHALLENGE");
+  cr_assert(raw.send(request(1)).ok());
+  auto [peer, cause] = agent.refusal();
+  cr_expect_eq(cause, "a REQUEST before ACCEPT");
+  cr_expect(raw.closed());
+}
+
+Test(machine_channel_refusals, auth_message_after_accept_fails_the_connection) {
+  Agent agent;
+  RawClient raw(agent.listener->address());
+  raw.authenticate();
+  auto connection = agent.take();
+  cr_assert(raw.send(kAuthProofId, std::vector<uint8_t>(10, 1)).ok());
+  expect_failed_with(*connection, "a PROOF after ACCEPT");
+  cr_expect(raw.closed());
+}
+
+Test(machine_channel_refusals, client_past_the_queue_bound_fails) {
+  AgentListener::Options options;
+  options.queue_max = 4096;
+  Agent agent(options);
+  Inbox inbox;
+  auto client = connect(agent, inbox, key("alpha", 'a'));
+  auto connection = agent.take();
+  const std::vector<uint8_t> image(4096, 0x5a);
+  cr_assert(client->send(wire::Request{1, 1, 7, wire::Image{wire::Data{image}}}).ok());
+  expect_failed_with(*connection, "past the connection's bound of 4096");
+  cr_expect(inbox.wait([&] { return inbox.failure.has_value(); }), "the client did not hear it");
+}
+
+Test(machine_channel_refusals, empty_span_for_bytes_fails_the_client) {
+  Agent agent;
+  Inbox inbox;
+  inbox.place_nothing = true;
+  auto client = connect(agent, inbox, key("alpha", 'a'));
+  auto connection = agent.take();
+  const std::vector<uint8_t> data(64, 1);
+  cr_assert(connection->send(wire::Bytes{1, 3, 0, 0, wire::Data{data}}).ok());
+  cr_assert(inbox.wait([&] { return inbox.failure.has_value(); }), "no failure");
+  cr_expect(inbox.failure->rfind("BYTES for no GET", 0) == 0, "failure %s", inbox.failure->c_str());
+  cr_expect(client->failed() && client->failure() == *inbox.failure);
+  cr_expect(inbox.bytes.empty());
+  cr_expect_eq(inbox.failures, 1);
+}
+
+Test(machine_channel_refusals, agent_failure_reaches_the_client_with_its_root_cause_PROXY_89) {
+  Agent agent;
+  Inbox inbox;
+  auto client = connect(agent, inbox, key("alpha", 'a'));
+  auto connection = agent.take();
+  cr_assert(connection->send(wire::Failure{"device 1 lost: ECC error"}).ok());
+  cr_assert(inbox.wait([&] { return inbox.failure.has_value(); }), "no failure");
+  cr_expect_eq(*inbox.failure, "device 1 lost: ECC error");
+  cr_expect(!client->send(request(1)).ok(), "a send after the failure worked");
+}
