@@ -57,6 +57,9 @@ class Admission {
   void run();
   // The policy now: the last one reloaded.
   const Policy &policy() const noexcept { return *policy_; }
+  std::shared_ptr<const Policy> shared_policy() const noexcept { return policy_; }
+  // The machine agent whose clients' policy each reload sets too, or NULL.
+  void set_machine_agent(MachineAgent *agent) noexcept { agent_ = agent; }
   // Stops every session and waits until they ended, or deadline; answers
   // whether they all did.
   bool end_sessions(Clock::time_point deadline);
@@ -115,6 +118,7 @@ class Admission {
   PendingList pending_;
   std::unordered_map<int, PendingList::iterator> pending_by_socket_;
   std::list<std::unique_ptr<Session>> sessions_;
+  MachineAgent *agent_ = nullptr;
 };
 
 Admission::Admission(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
@@ -224,6 +228,7 @@ void Admission::reload() {
   }
   users_.set_bounds(reloaded.max_clients_per_user, reloaded.limits, reloaded.max_clients);
   policy_ = std::make_shared<const Policy>(std::move(reloaded));
+  if (agent_) agent_->set_policy(policy_);
   log_line(LogLevel::notice, "SIGHUP: reloaded the policy");
 }
 
@@ -430,7 +435,7 @@ void Admission::reap() {
 }  // namespace
 
 void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
-                   const std::function<Policy()> &reread) {
+                   const std::function<Policy()> &reread, std::optional<MachineListen> machines) {
   Clock::time_point deadline;
   int64_t deadline_ms;
   {
@@ -439,6 +444,12 @@ void serve_clients(const Listener &listener, int signals, const ServedDevices &s
     Exports exports(served);
     UserClients users(policy.max_clients_per_user, policy.limits, policy.max_clients);
     Admission admission(listener, signals, served, policy, reread, exports, users);
+    // Its sessions end before the local ones' table and counts go.
+    std::optional<MachineAgent> agent;
+    if (machines) {
+      agent.emplace(std::move(*machines), served, admission.shared_policy(), exports, users);
+      admission.set_machine_agent(&*agent);
+    }
     notify_systemd("READY=1");
     admission.run();
     notify_systemd("STOPPING=1");

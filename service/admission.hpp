@@ -7,10 +7,12 @@
 
 #include "config.hpp"
 #include "listener.hpp"
+#include "machine_agent.hpp"
 #include "served.hpp"
 
 #include <chrono>
 #include <functional>
+#include <optional>
 
 namespace rigd {
 
@@ -36,8 +38,12 @@ inline constexpr std::chrono::milliseconds accept_pause{100};
 // cuda_contexts) to clients that connect from then on, as a change that
 // would refuse a connected client does at its next connection.  Where
 // reread throws std::invalid_argument, rigd logs why and keeps its policy.
-// Throws std::system_error where rigd cannot make its epoll at the start.
+// Where machines is set, rigd also serves other machines' clients
+// (machine_agent.hpp) under the same policy, counts and reloads, and ends
+// their sessions as it stops.  Throws std::system_error where rigd cannot
+// make its epoll at the start, std::runtime_error where it cannot listen
+// for machines.
 void serve_clients(const Listener &listener, int signals, const ServedDevices &served, const Policy &policy,
-                   const std::function<Policy()> &reread);
+                   const std::function<Policy()> &reread, std::optional<MachineListen> machines = std::nullopt);
 
 }  // namespace rigd

@@ -21,12 +21,13 @@ constexpr unsigned spins_before_sleep = 1024;
 }  // namespace
 
 Completions::Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served,
-                         ClientCounters &counters, std::string who)
+                         ClientCounters &counters, std::string who, CompletionHooks hooks)
     : words_(words),
       sleepers_(sleepers),
       served_(served),
       counters_(counters),
       who_(std::move(who)),
+      hooks_(std::move(hooks)),
       lanes_(served.size()) {}
 
 Completions::~Completions() {
@@ -98,8 +99,9 @@ void Completions::raise(uint32_t proxy, size_t device, uint64_t value, const cha
   }
   served_.publish_progress(device);
   rig_proxy_word *w = word(proxy);
-  if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) == 0)
-    rig::proxy::raise_word(&w->value, value, sleepers_);
+  if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) != 0) return;
+  rig::proxy::raise_word(&w->value, value, sleepers_);
+  if (hooks_.raised) hooks_.raised(proxy, device, value);
 }
 
 void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {
@@ -116,6 +118,7 @@ void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {
     counters_.lost(why);
   }
   rig::proxy::wake_word(&w->value, sleepers_);
+  if (hooks_.lost) hooks_.lost(proxy, why);
 }
 
 void Completions::pending(uint32_t proxy, uint64_t value, std::vector<rig_point_t> &points) const {

@@ -2,7 +2,9 @@
 // each waits for the points of the values the client's proxies of that
 // device handed over, and raises each proxy's word in the completion
 // segment as its values are done.  A slow device holds back no other
-// device's values.
+// device's values.  A remote client's session (remote_session.hpp) hears
+// each raise and loss through hooks: its words are rigd's own memory, and
+// its link carries them (REPORT, FAILURE).
 #pragma once
 
 #include "client_counters.hpp"
@@ -16,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +27,15 @@
 
 namespace rigd {
 
+// Hears a client's words move, beside their memory: raised after the word
+// of proxy, of served device `device`, shows value (each device's values
+// in order), lost once with the why of its proxy's first failure.  Either may be empty; each runs on
+// the thread that moved the word, and may block it.
+struct CompletionHooks {
+  std::function<void(uint32_t proxy, size_t device, uint64_t value)> raised;
+  std::function<void(uint32_t proxy, const std::string &why)> lost;
+};
+
 class Completions {
  public:
   // words: the completion segment's words (rig_proxy_word); proxies index them.
@@ -31,8 +43,10 @@ class Completions {
   // raised word needs a wake.  counters (which must outlive it) count the
   // client's values queued, their time waiting for their work, and its
   // losses; who: the client, as its faults' log lines name it.
+  // hooks hear the words move (CompletionHooks), and must outlive the
+  // completions' threads.
   Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served, ClientCounters &counters,
-              std::string who);
+              std::string who, CompletionHooks hooks = {});
   // Waits for every value handed over, then ends the threads.
   ~Completions();
   Completions(const Completions &) = delete;
@@ -99,6 +113,7 @@ class Completions {
   const ServedDevices &served_;
   ClientCounters &counters_;
   std::string who_;
+  CompletionHooks hooks_;
   mutable std::mutex mu_;
   std::mutex lost_mu_;  // marking a word lost: one why each
   std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value

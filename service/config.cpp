@@ -82,6 +82,8 @@ Options parse_arguments(std::span<char *const> args) {
       o.config_file = value();
     } else if (arg == "--metrics") {
       o.metrics_file = value();
+    } else if (arg == "--listen") {
+      o.listen = value();
     } else if (arg == "--foreground") {
       o.foreground = true;
     } else if (arg == "--log-level") {
@@ -138,6 +140,10 @@ Policy parse_config(std::istream &in) {
         p.admin_group = group_id(value);
       } else if (key == "metrics_file") {
         p.metrics_file = value;
+      } else if (key == "listen") {
+        p.listen = value;
+      } else if (key == "machine_keys") {
+        p.machine_keys = value;
       } else if (key == "metrics_interval_ms") {
         if (!parse_number(value, p.metrics_interval_ms) || p.metrics_interval_ms <= 0)
           throw std::invalid_argument("metrics_interval_ms is not a positive count of milliseconds: " + value);

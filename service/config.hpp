@@ -62,6 +62,13 @@ struct Policy {
   // format (metrics.hpp), "" for nowhere; metrics_interval_ms: how often.
   std::string metrics_file;
   int64_t metrics_interval_ms = 5000;
+  // listen: where rigd serves its devices to other machines' clients
+  // ("HOST:PORT", port 0 for one the system picks; rigd(8)), "" for
+  // nowhere; machine_keys: the directory of the keys those clients prove
+  // (a key ring: every file one key, named by its file).  Read at the
+  // start only: SIGHUP keeps the link as it is.
+  std::string listen;
+  std::string machine_keys;
 };
 
 struct Options {
@@ -71,6 +78,7 @@ struct Options {
   bool foreground = false;          // --foreground (rigd never daemonizes itself)
   std::optional<LogLevel> log_level; // --log-level, over the config's
   std::string metrics_file;         // --metrics, else the config's metrics_file
+  std::string listen;               // --listen, else the config's listen
   Policy policy;                    // read from config_file
 };
 
@@ -83,8 +91,8 @@ Options parse_arguments(std::span<char *const> args);
 // the limits' (limits.hpp), cache_limit_bytes, max_clients_per_user,
 // max_clients, cuda_contexts, host_code (allow or deny), test_knobs (allow
 // or refuse), shutdown_deadline_ms, admin_group (a name or number),
-// metrics_file, metrics_interval_ms and log_level.  Throws
-// std::invalid_argument naming the line.
+// metrics_file, metrics_interval_ms, log_level, listen and machine_keys.
+// Throws std::invalid_argument naming the line.
 Policy parse_config(std::istream &in);
 
 // Whether policy admits a peer of uid, primary gid and supplementary groups.

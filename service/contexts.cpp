@@ -28,8 +28,13 @@ CudaContexts parse_cuda_contexts(const std::string &text) {
   throw std::invalid_argument("cuda_contexts is per_user, per_client or shared, not " + text);
 }
 
+std::string user_domain(uid_t user) { return "user-" + std::to_string(user); }
+
+std::string key_domain(const std::string &key_id) { return "key-" + key_id; }
+
 std::optional<InstanceConfig> instance_config(const std::string &device, const std::string &client_config,
-                                              CudaContexts policy, uid_t user, uint64_t client, std::string *why) {
+                                              CudaContexts policy, const std::string &domain, uint64_t client,
+                                              std::string *why) {
   if (device.rfind("CUDA:", 0) != 0) return InstanceConfig{client_config, true};
   if (sets(client_config, "context")) {
     *why = "the CUDA context of a client's work is rigd's to choose (cuda_contexts), not the configuration's";
@@ -38,7 +43,7 @@ std::optional<InstanceConfig> instance_config(const std::string &device, const s
   if (policy == CudaContexts::shared) return InstanceConfig{client_config, true};
   std::string config = client_config;
   if (!config.empty()) config += ',';
-  if (policy == CudaContexts::per_user) return InstanceConfig{config + "context=user-" + std::to_string(user), true};
+  if (policy == CudaContexts::per_user) return InstanceConfig{config + "context=" + domain, true};
   return InstanceConfig{config + "context=client-" + std::to_string(client), false};
 }
 

@@ -36,12 +36,21 @@ struct InstanceConfig {
   bool reusable = true;
 };
 
+// A client's trust domain, which per_user gives one context: a local
+// client's Linux user ("user-UID"), or the key a remote client proved
+// (rigd --listen: "key-ID"), so that remote clients of one key share a
+// context, and never with a local user.
+std::string user_domain(uid_t user);
+std::string key_domain(const std::string &key_id);
+
 // The configuration of the instance of served device `device` (rigd's
-// name of it, such as "CUDA:0") for client number `client` of user `user`
-// who asked for client_config: client_config, plus for a CUDA device the
-// context that policy gives the client's trust domain.  nullopt, with why,
-// where client_config names a context itself: rigd chooses it.
+// name of it, such as "CUDA:0") for client number `client` of trust domain
+// `domain` who asked for client_config: client_config, plus for a CUDA
+// device the context that policy gives the client's trust domain.
+// nullopt, with why, where client_config names a context itself: rigd
+// chooses it.
 std::optional<InstanceConfig> instance_config(const std::string &device, const std::string &client_config,
-                                              CudaContexts policy, uid_t user, uint64_t client, std::string *why);
+                                              CudaContexts policy, const std::string &domain, uint64_t client,
+                                              std::string *why);
 
 }  // namespace rigd

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 
 namespace rigd {
 
@@ -218,22 +219,50 @@ bool hold_launch(const ClientObjects &objects, LaunchContext &ctx, const std::ve
 
 }  // namespace
 
+namespace {
+
+// Why a copy or fill part, which names memory the client holds, does not
+// fit it: its numbers, in the part's own terms.
+std::string misfit(size_t i, const rig_proxy_part &p, rig_buffer_t *src, rig_buffer_t *dst) {
+  auto size = [](rig_buffer_t *b) { return std::to_string(rig_buffer_bytes(b)); };
+  std::string at = "part " + std::to_string(i);
+  if (p.kind == RIG_PROXY_PART_FILL)
+    return at + " (a fill of " + std::to_string(p.width) + " bytes x " + std::to_string(p.rows) + " rows, byte " +
+           std::to_string(p.value) + ") does not fit its memory: from byte " + std::to_string(p.dst_offset) + " of " +
+           size(dst);
+  return at + " (a copy of " + std::to_string(p.rows) + " rows of " + std::to_string(p.width) +
+         " bytes) does not fit its memory: from byte " + std::to_string(p.src_offset) + " of " + size(src) +
+         " (pitch " + std::to_string(p.src_pitch) + "), to byte " + std::to_string(p.dst_offset) + " of " +
+         size(dst) + " (pitch " + std::to_string(p.dst_pitch) + ")";
+}
+
+}  // namespace
+
 bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, bool words,
-                LaunchContext *launches, HeldParts &held) {
+                LaunchContext *launches, HeldParts &held, std::string *why) {
+  auto refuse = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
   for (size_t i = 0; i < parts.size(); i++) {
     const rig_proxy_part &p = parts[i];
+    std::string at = "part " + std::to_string(i);
     if (p.kind == RIG_PROXY_PART_WORDS && words) {
-      if (!hold_words(objects, parts, i, held)) return false;
+      if (!hold_words(objects, parts, i, held))
+        return refuse(at + " (words) is malformed, or a write of it is not 8 bytes on a multiple of 8 of memory "
+                           "the client holds");
       i += p.rows;
       continue;
     }
     if (p.kind == RIG_PROXY_PART_LAUNCH && launches) {
       size_t slots = 1;
-      if (!hold_launch(objects, *launches, parts, i, &slots, held)) return false;
+      if (!hold_launch(objects, *launches, parts, i, &slots, held))
+        return refuse(at + " (a launch) is not one its function takes: its grid, parameters or refs");
       i += slots - 1;
       continue;
     }
-    if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL) return false;
+    if (p.kind != RIG_PROXY_PART_COPY && p.kind != RIG_PROXY_PART_FILL)
+      return refuse(at + " is of kind " + std::to_string(p.kind) + ", which this proxy does not run");
     std::shared_ptr<SharedRow> src_row, dst_row;
     rig_buffer_t *src = p.kind == RIG_PROXY_PART_COPY ? objects.get(p.src, &src_row) : nullptr;
     rig_buffer_t *dst = objects.get(p.dst, &dst_row);
@@ -241,16 +270,20 @@ bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> 
     held.add_row(std::move(dst_row));
     bool sides = dst && (p.kind == RIG_PROXY_PART_FILL || src);
     HeldPart h{p, nullptr, nullptr};
+    std::string reason;
     if (sides && part_fits(p, src, dst)) {
       h = spanned(p, src, dst);
     } else {
+      reason = sides ? misfit(i, p, src, dst)
+                     : at + " names handle " + std::to_string(dst ? p.src : p.dst) + ", which the client does not hold";
       rig_buffer_unref(src);
       rig_buffer_unref(dst);
     }
     bool whole = h.dst && (p.kind == RIG_PROXY_PART_FILL || (h.src && !rig_buffer_share_byte(h.src, h.dst)));
+    if (reason.empty() && !whole) reason = at + " copies between two views of the same bytes";
     // Held even when refused, so that held releases its views.
     held.add(h);
-    if (!whole) return false;
+    if (!whole) return refuse(reason);
   }
   return true;
 }

@@ -10,6 +10,7 @@
 
 #include <rig/rig.h>
 
+#include <string>
 #include <vector>
 
 namespace rigd {
@@ -106,9 +107,10 @@ class HeldParts {
 // RIG_PROXY_MAX_PARAM_BYTES or its slots, a ref not 8 bytes inside them,
 // of no known kind, naming a handle objects does not hold, bytes outside
 // its buffer or a function of no address, or a launch rig does not make.
-// A hand-over that holds is one rig takes as it is.
+// A hand-over that holds is one rig takes as it is.  Where it does not,
+// why (if not NULL) gets what was wrong: the part's index and numbers.
 bool hold_parts(const ClientObjects &objects, const std::vector<rig_proxy_part> &parts, bool words,
-                LaunchContext *launches, HeldParts &held);
+                LaunchContext *launches, HeldParts &held, std::string *why = nullptr);
 
 // Submits each held part, in order, after waits, its point appended to
 // points: copies, fills and launches as rig places them (a launch through

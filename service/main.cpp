@@ -3,7 +3,7 @@
 // rings (DESIGN.md "The per-host service").
 //
 //   rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE]
-//        [--log-level LEVEL] [--foreground]
+//        [--log-level LEVEL] [--listen HOST:PORT] [--foreground]
 //   rigd --help | --version
 //
 // It runs until SIGTERM or SIGINT, then ends its sessions, closes its
@@ -14,6 +14,7 @@
 #include "config.hpp"
 #include "descriptors.hpp"
 #include "listener.hpp"
+#include "machine_agent.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
 #include "served.hpp"
@@ -48,7 +49,7 @@ sigset_t handled_signals() {
 
 constexpr char usage_text[] =
     "usage: rigd [--socket PATH] [--devices LIST] [--config FILE] [--metrics FILE]\n"
-    "            [--log-level LEVEL] [--foreground]\n"
+    "            [--log-level LEVEL] [--listen HOST:PORT] [--foreground]\n"
     "       rigd --help | --version\n"
     "\n"
     "  --socket PATH   listen at PATH (default: $RIG_SERVICE, else\n"
@@ -58,10 +59,14 @@ constexpr char usage_text[] =
     "                  quota_bytes, arena_bytes, exports, export_fds, proxies\n"
     "                  (each also _per_user), max_clients_per_user, max_clients,\n"
     "                  cuda_contexts, admin_group, metrics_file,\n"
-    "                  metrics_interval_ms, log_level; SIGHUP reads it again\n"
+    "                  metrics_interval_ms, log_level, listen, machine_keys;\n"
+    "                  SIGHUP reads it again\n"
     "  --metrics FILE  write the counters to FILE in Prometheus' text format\n"
     "  --log-level LEVEL  log error, warning, notice, info (the default) or\n"
     "                  debug lines and above, whatever the config file says\n"
+    "  --listen HOST:PORT  serve the devices to other machines' clients there\n"
+    "                  (port 0: the system picks), proving the keys of the\n"
+    "                  config's machine_keys directory\n"
     "  --foreground    stay in the foreground (rigd never daemonizes itself)\n"
     "\n"
     "rigd(8) documents the service and its config file.\n";
@@ -119,6 +124,14 @@ int main(int argc, char **argv) {
   }
   try {
     rigd::Options options = options_of(argc, argv);
+    // A --listen that cannot work refuses to start, as a usage error does.
+    std::optional<rigd::MachineListen> machines;
+    try {
+      machines = rigd::machine_listen(options);
+    } catch (const std::invalid_argument &e) {
+      rigd::log_line(rigd::LogLevel::error, e.what());
+      return 2;
+    }
     rigd::raise_descriptor_limit();
     sigset_t handled = handled_signals();
     pthread_sigmask(SIG_BLOCK, &handled, nullptr);
@@ -134,7 +147,8 @@ int main(int argc, char **argv) {
       metrics.emplace(file, std::chrono::milliseconds(options.policy.metrics_interval_ms), listener.address());
     rigd::log_line(rigd::LogLevel::notice, "serving " + std::to_string(served.size()) + " devices on " +
                                                (listener.activated() ? "the socket systemd passed" : options.socket));
-    rigd::serve_clients(listener, signals, served, options.policy, [&] { return read_policy(options); });
+    rigd::serve_clients(listener, signals, served, options.policy, [&] { return read_policy(options); },
+                        std::move(machines));
     close(signals);
     rigd::log_line(rigd::LogLevel::notice, "stopped");
     return 0;

@@ -157,7 +157,7 @@ rig_status_t Requests::refuse_open(const rig_proxy_entry &entry, const std::stri
 std::shared_ptr<Instance> Requests::instance_for(size_t device, const std::string &config, std::string *why) {
   const std::string &name = served_.records()[device].name;
   std::optional<InstanceConfig> opening =
-      instance_config(name, config, policy_.cuda_contexts, user_, client_, why);
+      instance_config(name, config, policy_.cuda_contexts, trust_, client_, why);
   if (!opening) return nullptr;
   std::shared_ptr<Instance> &current = current_[device];
   // The client's proxies of a device share its instance while it lives;
@@ -260,9 +260,8 @@ rig_status_t Requests::hand_over(const rig_proxy_entry &entry) {
   // word (and the answer, which it reads later): it is lost.
   if (status != RIG_OK && !p.failed) {
     p.failed = true;
-    completions_.fail(proxy, p.device, "rigd refused value " + std::to_string(entry.args[0]) +
-                                 " of the proxy: out of order, malformed, naming memory or a function the process does not "
-                                 "hold, or a launch out of the function's range");
+    completions_.fail(proxy, p.device, "rigd refused value " + std::to_string(entry.args[0]) + " of the proxy: " +
+                                           (refused_.empty() ? std::string("its hand-over is malformed") : refused_));
   }
   return status;
 }
@@ -291,7 +290,11 @@ void keep_last_of_each_device(std::vector<rig_point_t> &points) {
 
 rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t proxy) {
   Proxy &p = proxies_[proxy];
-  if (entry.args[0] != p.handed + 1) return RIG_EINVAL;
+  refused_.clear();
+  if (entry.args[0] != p.handed + 1) {
+    refused_ = "it is out of order: the proxy's next value is " + std::to_string(p.handed + 1);
+    return RIG_EINVAL;
+  }
   bool read = entry.opcode == RIG_PROXY_OP_FILL
                   ? read_entry_fill(entry, work_)
                   : read_handover(payload_, entry.payload_offset, entry.payload_bytes, work_);
@@ -300,13 +303,17 @@ rig_status_t Requests::run_hand_over(const rig_proxy_entry &entry, uint32_t prox
   waits_.clear();
   completions_.pending(proxy, p.handed, waits_);
   for (const rig_proxy_wait &w : work_.waits) {
-    if (w.reserved != 0 || w.proxy >= proxies_.size() || w.value > proxies_[w.proxy].handed) return RIG_EINVAL;
+    if (w.reserved != 0 || w.proxy >= proxies_.size() || w.value > proxies_[w.proxy].handed) {
+      refused_ = "it waits for value " + std::to_string(w.value) + " of proxy " + std::to_string(w.proxy) +
+                 ", which was not handed over";
+      return RIG_EINVAL;
+    }
     completions_.pending(w.proxy, w.value, waits_);
   }
   keep_last_of_each_device(waits_);
   bool words = served_.records()[p.device].flags & RIG_PROXY_DEVICE_HOST;
   LaunchContext launches{images_, p.instance.get()};
-  if (!hold_parts(objects_, work_.parts, words, &launches, held_)) return RIG_EINVAL;
+  if (!hold_parts(objects_, work_.parts, words, &launches, held_, &refused_)) return RIG_EINVAL;
   // From here the value is the proxy's: work that fails to start fails it.
   p.handed = entry.args[0];
   count_hand_over();

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rigd {
@@ -36,7 +37,15 @@ class Requests {
            const Policy &policy, ClientCounters &counters) noexcept
       : served_(served), exports_(exports), client_(client), user_(user), objects_(objects),
         completions_(completions), payload_(payload), proxy_limit_(proxy_limit), policy_(policy),
-        counters_(counters), current_(served.size()), images_(objects, policy.host_code) {}
+        counters_(counters), trust_(user_domain(user)), current_(served.size()),
+        images_(objects, policy.host_code) {}
+
+  // The trust domain (contexts.hpp) of the client's CUDA contexts, its
+  // user's unless set: a remote client's is its key's.
+  void set_trust_domain(std::string domain) { trust_ = std::move(domain); }
+  // The payload arena of the entries handle reads from now on: a remote
+  // session's own memory, sized to each message.
+  void use_payload(rig::proxy::PayloadArena payload) noexcept { payload_ = payload; }
 
   // Lets go of the allocation that waits, if any, and refunds its bytes.
   ~Requests();
@@ -121,12 +130,14 @@ class Requests {
   uint32_t proxy_limit_;
   const Policy &policy_;
   ClientCounters &counters_;
+  std::string trust_;
   std::vector<Proxy> proxies_;
   // By served device: the client's instance that its next proxies use.
   std::vector<std::shared_ptr<Instance>> current_;
   // A hand-over's scratch, kept from one to the next.
   Handover work_;
   HeldParts held_;
+  std::string refused_;  // why the last hand-over was refused
   std::vector<rig_point_t> waits_, points_;
   TouchedRows touched_;
   ClientImages images_;

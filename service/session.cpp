@@ -138,12 +138,12 @@ bool serve_socket_request(int socket, ClientObjects &objects, Exports &exports, 
   return answered;
 }
 
-uint64_t next_client() {
+}  // namespace
+
+uint64_t next_client_number() {
   static std::atomic<uint64_t> clients{0};
   return ++clients;
 }
-
-}  // namespace
 
 Session::Session(int socket, const Peer &peer, const ServedDevices &served, std::shared_ptr<const Policy> policy,
                  Exports &exports, UserClients &users, std::function<void()> on_end)
@@ -152,7 +152,7 @@ Session::Session(int socket, const Peer &peer, const ServedDevices &served, std:
       policy_(std::move(policy)),
       exports_(exports),
       users_(users),
-      client_(next_client()),
+      client_(next_client_number()),
       who_("client " + std::to_string(client_) + " (" + describe(peer) + ")"),
       user_(peer.uid),
       counters_(client_, peer.pid, peer.uid, peer.command, served.size()),

@@ -19,6 +19,10 @@
 
 namespace rigd {
 
+// A new client number, unique in rigd's life, local and remote clients
+// alike (their counters, exports and per_client contexts are by number).
+uint64_t next_client_number();
+
 class Session {
  public:
   // Serves a client rigd admitted (admission.hpp) on socket, a blocking

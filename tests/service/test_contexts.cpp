@@ -32,7 +32,7 @@ Policy config(const char *text) {
 InstanceConfig opened(const char *device, const char *client_config, CudaContexts policy, uid_t user,
                       uint64_t client) {
   std::string why;
-  std::optional<InstanceConfig> c = instance_config(device, client_config, policy, user, client, &why);
+  std::optional<InstanceConfig> c = instance_config(device, client_config, policy, user_domain(user), client, &why);
   cr_assert(c.has_value(), "refused: %s", why.c_str());
   return *c;
 }
@@ -66,6 +66,21 @@ Test(contexts, per_user_shares_a_context_within_a_user_only) {
   cr_assert(tuned.config == "hang_ms=500," + a.config, "%s", tuned.config.c_str());
 }
 
+// A remote client's trust domain is the key it proved (rigd --listen):
+// clients of one key share a per_user context, never with a local user,
+// even one whose uid reads like the key's id.
+Test(contexts, per_user_shares_a_context_within_a_remote_key_only) {
+  std::string why;
+  auto of = [&](const std::string &domain, uint64_t client) {
+    std::optional<InstanceConfig> c = instance_config("CUDA:0", "", CudaContexts::per_user, domain, client, &why);
+    cr_assert(c.has_value(), "refused: %s", why.c_str());
+    return c->config;
+  };
+  cr_assert(of(key_domain("lab"), 1) == of(key_domain("lab"), 2));
+  cr_assert(of(key_domain("lab"), 1) != of(key_domain("ops"), 3));
+  cr_assert(of(key_domain("1000"), 4) != of(user_domain(1000), 5), "%s", of(key_domain("1000"), 4).c_str());
+}
+
 Test(contexts, per_client_gives_each_client_its_own) {
   InstanceConfig a = opened("CUDA:1", "", CudaContexts::per_client, 1000, 1);
   InstanceConfig b = opened("CUDA:1", "", CudaContexts::per_client, 1000, 2);
@@ -82,7 +97,7 @@ Test(contexts, shared_runs_every_client_in_the_primary_context) {
 Test(contexts, a_client_names_no_context_itself) {
   for (const char *asked : {"context=user-0", "hang_ms=5,context=mine"}) {
     std::string why;
-    cr_assert(!instance_config("CUDA:0", asked, CudaContexts::per_user, 1000, 1, &why).has_value(), "%s", asked);
+    cr_assert(!instance_config("CUDA:0", asked, CudaContexts::per_user, user_domain(1000), 1, &why).has_value(), "%s", asked);
     cr_assert(why.find("cuda_contexts") != std::string::npos, "%s", why.c_str());
   }
   // A key that only ends in "context" is another key.

@@ -1,0 +1,142 @@
+// One remote client's session (remote_session.hpp).
+#include "remote_session.hpp"
+
+#include "account.hpp"
+#include "client_objects.hpp"
+#include "completions.hpp"
+#include "log.hpp"
+#include "remote_accounts.hpp"
+#include "remote_client.hpp"
+#include "remote_reports.hpp"
+#include "requests.hpp"
+#include "session.hpp"
+#include "contexts.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <variant>
+#include <vector>
+
+namespace rigd {
+
+namespace wire = rig::net::wire;
+
+namespace {
+
+// How long the session waits for a message before it looks whether it
+// stops.
+constexpr std::chrono::milliseconds message_wait{200};
+
+}  // namespace
+
+RemoteSession::RemoteSession(std::shared_ptr<rig::net::AgentConnection> connection, const ServedDevices &served,
+                             std::shared_ptr<const Policy> policy, Exports &exports, UserClients &users,
+                             std::function<void()> on_end)
+    : connection_(std::move(connection)),
+      served_(served),
+      policy_(std::move(policy)),
+      exports_(exports),
+      users_(users),
+      client_(next_client_number()),
+      who_("remote client " + std::to_string(client_) + " (key " + connection_->key_id() + ", " +
+           connection_->peer() + ")"),
+      counters_(client_, 0, remote_user, connection_->hello(), served.size()),
+      on_end_(std::move(on_end)),
+      thread_([this] {
+        try {
+          serve();
+        } catch (const std::exception &e) {
+          log_line(LogLevel::error, who_ + ": its session ended: " + e.what());
+          fail_job(std::string("rigd ended the session: ") + e.what());
+        }
+        connection_->close();
+        users_.leave(remote_user);
+        ended_.store(true, std::memory_order_release);
+        on_end_();
+      }) {}
+
+RemoteSession::~RemoteSession() {
+  stop();
+  thread_.join();
+}
+
+void RemoteSession::stop() noexcept {
+  closing_.store(true, std::memory_order_release);
+  connection_->close();
+}
+
+void RemoteSession::fail_job(const std::string &why) noexcept {
+  std::call_once(failed_, [&] {
+    closing_.store(true, std::memory_order_release);
+    log_line(LogLevel::warning, who_ + ": its job failed: " + why);
+    // The link may have failed first: the client then hears its own reason.
+    [[maybe_unused]] rig::net::UcxStatus sent = connection_->send(wire::Failure{why});
+    connection_->close();
+  });
+}
+
+void RemoteSession::serve() {
+  // Declared in the order a local session's are: what the client holds is
+  // counted out last, its values are waited for before its memory goes.
+  Account account(users_, remote_user, counters_.held);
+  ClientObjects objects(account, &counters_);
+  RemoteReports reports(objects, *connection_, served_.size());
+  // The client's words are rigd's own memory: the link carries them.
+  std::vector<uint64_t> words(served_.size() * RIG_PROXY_WORD_BYTES / sizeof(uint64_t));
+  uint32_t sleepers = 0;
+  size_t devices = served_.size();
+  CompletionHooks hooks{
+      [&reports, devices](uint32_t, size_t device, uint64_t value) {
+        reports.report(account_of_served(device, devices), value);
+      },
+      [this](uint32_t, const std::string &why) { fail_job(why); }};
+  Completions completions(reinterpret_cast<std::byte *>(words.data()), &sleepers, served_, counters_, who_,
+                          std::move(hooks));
+  Requests requests(served_, exports_, client_, remote_user, objects, completions, {nullptr, 0},
+                    static_cast<uint32_t>(served_.size()), *policy_, counters_);
+  requests.set_trust_domain(key_domain(connection_->key_id()));
+  RemoteClient client(served_, requests, objects, reports);
+  log_line(LogLevel::info, who_ + " connected");
+  auto since = std::chrono::steady_clock::now();
+  std::string ended = "closed";
+  while (!closing_.load(std::memory_order_acquire)) {
+    std::optional<rig::net::ReceivedMessage> received = connection_->next(message_wait);
+    if (!received) {
+      if (!connection_->failed()) continue;
+      ended = "its link failed: " + connection_->failure();
+      break;
+    }
+    std::optional<std::string> breach = std::visit(
+        [&](const auto &m) -> std::optional<std::string> {
+          using M = std::decay_t<decltype(m)>;
+          if constexpr (std::is_same_v<M, wire::Request>) {
+            RemoteAnswer a;
+            std::optional<std::string> b = client.request(m, a);
+            if (!b) (void)connection_->send(wire::Answer{m.number, a.status, a.value, a.detail, a.why});
+            return b;
+          } else if constexpr (std::is_same_v<M, wire::Release>) {
+            return client.release(m);
+          } else if constexpr (std::is_same_v<M, wire::Handover>) {
+            return client.hand_over(m);
+          } else if constexpr (std::is_same_v<M, wire::Close>) {
+            closing_.store(true, std::memory_order_release);
+          } else if constexpr (std::is_same_v<M, wire::Failure>) {
+            ended = "it gave up: " + std::string(m.root_cause);
+            closing_.store(true, std::memory_order_release);
+          } else {
+            return std::string("a client sends no ") + wire::kind_name(static_cast<uint16_t>(wire::kind_of(m)));
+          }
+          return std::nullopt;
+        },
+        received->message);
+    if (breach) fail_job(*breach);
+  }
+  connection_->close();
+  char after[64];
+  std::snprintf(after, sizeof after, " after %.1f s",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count());
+  log_line(LogLevel::info, who_ + " left (" + ended + ")" + after);
+}
+
+}  // namespace rigd
