@@ -32,7 +32,9 @@ class RemoteDriver : public Driver {
     if (!link->opened(account->id)) {
       // The agent opens the client's instance of the device, once per
       // connection.
-      Reply r = link->request(account->id, 0, net::wire::Open{config});
+      // The wire names an object for every request (wire_check): a fresh
+      // one, which an OPEN makes nothing of.
+      Reply r = link->request(account->id, link->fresh(), net::wire::Open{config});
       if (r.status != RIG_OK)
         throw std::runtime_error("the agent at " + link->address() + " refused " + served + " (" +
                                  rig_status_name(static_cast<rig_status_t>(r.status)) + "): " + r.why);
@@ -80,6 +82,7 @@ rig_status_t rig_machine_connect(const char *address, const rig_machine_options_
               "rig_machine_options_t.size is too small");
       auto has = [&](size_t offset, size_t bytes) { return opts->size >= offset + bytes; };
       auto text = [](const char *s) { return s ? std::string(s) : std::string(); };
+      require(!opts->name || *opts->name, "the machine's name is empty");
       options.name = text(opts->name);
       if (has(offsetof(rig_machine_options_t, key_file), sizeof opts->key_file)) options.key_file = text(opts->key_file);
       if (has(offsetof(rig_machine_options_t, key_id), sizeof opts->key_id)) options.key_id = text(opts->key_id);

@@ -166,6 +166,14 @@ void RemoteLink::stop(Timeline &t, uint64_t last) {
   t.stopped = true;
   t.last = last;
   settle_stopped_locked(t);
+  // A close ends the proxy for the link (PROXY-14, PROXY-15): one that
+  // handed work over keeps its account taken, and stays registered while
+  // its GETs' bytes may land; one that handed none frees it.
+  if (t.handed_over) {
+    retired_.insert(t.account);
+  } else {
+    std::erase_if(timelines_, [&](const std::shared_ptr<Timeline> &each) { return each.get() == &t; });
+  }
 }
 
 void RemoteLink::settle_stopped_locked(Timeline &t) {

@@ -114,7 +114,8 @@ class RemoteLink {
   // Fault once the job failed and the word still reads seen.
   void sleep(const Timeline &t, uint64_t seen, int64_t still_ms);
   // Stops t's proxy: writes last into its word once no GET's bytes may
-  // still land (PROXY-95..97), and from then on nothing writes it.
+  // still land (PROXY-95..97), and from then on nothing writes it; its
+  // account is free for another proxy unless it handed work over.
   void stop(Timeline &t, uint64_t last);
 
  private:

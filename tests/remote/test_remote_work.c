@@ -1,0 +1,275 @@
+/* The work, timeline and stop of proxies of another machine's devices
+ * (rig-remote-proxy.txt: Work, Timeline, failure and stopping), against a
+ * rigd --listen on loopback (remote_agent.h), in C against the public API.
+ * SIM:0 runs with a latency, so that work is seen in flight.  Each test
+ * names the PROXY rules it asserts. */
+#include "remote_agent.h"
+
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set) {
+  (void)set;
+  remote_agent_or_skip();
+}
+
+static remote_agent_t agent;
+
+static void start(void) { remote_agent_start(&agent, "quota_bytes = 268435456\ntest_knobs = allow\n"); }
+static void stop(void) { remote_agent_stop(&agent); }
+
+TestSuite(remote_work, .init = start, .fini = stop, .timeout = 60);
+
+static rig_buffer_t *create(rig_device_t *d, int64_t n) {
+  rig_buffer_t *b = NULL;
+  rig_status_t s = rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b);
+  cr_assert(s == RIG_OK, "rig_buffer_create %s of %lld: %s: %s", rig_device_name(d), (long long)n,
+            rig_status_name(s), rig_last_error());
+  return b;
+}
+
+static rig_device_t *slow_sim(rig_machine_t *m, const char *latency) {
+  char config[64];
+  snprintf(config, sizeof config, "latency_us=%s", latency);
+  rig_open_options_t o = {sizeof o, config};
+  rig_device_t *d = NULL;
+  cr_assert_eq(rig_machine_open(m, "SIM:0", &o, &d), RIG_OK, "%s", rig_last_error());
+  return d;
+}
+
+static bool reached(rig_point_t p) {
+  bool r = false;
+  cr_assert_eq(rig_point_reached(p, &r), RIG_OK, "%s", rig_last_error());
+  return r;
+}
+
+/* Each submit is one value, the first after the word at open; the word
+ * reads the last value done (PROXY-02, PROXY-03, PROXY-10, PROXY-45,
+ * PROXY-52, PROXY-80, PROXY-83). */
+Test(remote_work, one_value_per_submit_after_the_word_at_open) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  uint64_t start = rig_submitted(mem);
+  rig_buffer_t *b = create(mem, 4096);
+  rig_point_t first, second;
+  cr_assert_eq(rig_buffer_submit_fill(b, 1, NULL, 0, &first), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_buffer_submit_fill(b, 2, NULL, 0, &second), RIG_OK, "%s", rig_last_error());
+  cr_expect_eq(rig_point_value(first), start + 1, "PROXY-10: the first value is the word's at open plus one");
+  cr_expect_eq(rig_point_value(second), rig_point_value(first) + 1, "PROXY-02, PROXY-45: one hand-over per value");
+  cr_assert_eq(rig_point_wait(second), RIG_OK, "%s", rig_last_error());
+  uint64_t seen = 0;
+  cr_assert_eq(rig_signaled(mem, &seen), RIG_OK);
+  cr_expect_geq(seen, rig_point_value(second), "PROXY-03, PROXY-80: the word reads the last value reported");
+  uint64_t again = 0;
+  cr_assert_eq(rig_signaled(mem, &again), RIG_OK);
+  cr_expect_geq(again, seen, "PROXY-83: it never decreases");
+  uint8_t byte = 0;
+  cr_assert_eq(rig_buffer_blit_to_bytes(b, 17, &byte, 1, 0, 1), RIG_OK);
+  cr_expect_eq(byte, 2, "PROXY-39: the agent ran the values in order");
+  rig_buffer_unref(b);
+}
+
+/* Rows apart on either side, each byte checked (PROXY-51: in place where
+ * rows lie end to end, packed otherwise; PROXY-38). */
+Test(remote_work, copies_of_rows_apart) {
+  enum { width = 1000, rows = 64, pitch = 4096 };
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *host = NULL, *back = NULL;
+  cr_assert_eq(rig_buffer_create(rig_host(), rows * pitch, RIG_MEMORY_DEVICE, &host), RIG_OK);
+  cr_assert_eq(rig_buffer_create(rig_host(), rows * pitch, RIG_MEMORY_DEVICE, &back), RIG_OK);
+  uint8_t *h = rig_buffer_host(host), *k = rig_buffer_host(back);
+  for (int i = 0; i < rows * pitch; i++) h[i] = (uint8_t)(i * 7 + 3);
+  memset(k, 0, rows * pitch);
+  rig_buffer_t *packed = create(mem, width * rows), *apart = create(mem, rows * pitch);
+  rig_box_t to_packed = {0, 0, width, rows, pitch, width}, to_apart = {0, 0, width, rows, pitch, pitch};
+  rig_point_t put;
+  cr_assert_eq(rig_buffer_submit_copy(host, packed, &to_packed, 1, NULL, 0, &put), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_buffer_submit_copy(host, apart, &to_apart, 1, NULL, 0, &put), RIG_OK, "%s", rig_last_error());
+  rig_box_t from_packed = {0, 0, width, rows, width, pitch};
+  rig_point_t p;
+  cr_assert_eq(rig_buffer_submit_copy(packed, back, &from_packed, 1, NULL, 0, &p), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_point_wait(p), RIG_OK);
+  for (int r = 0; r < rows; r++)
+    cr_assert(memcmp(h + r * pitch, k + r * pitch, width) == 0, "PROXY-51: row %d through the packed buffer", r);
+  memset(k, 0, rows * pitch);
+  cr_assert_eq(rig_buffer_submit_copy(apart, back, &to_apart, 1, NULL, 0, &p), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_point_wait(p), RIG_OK);
+  for (int r = 0; r < rows; r++)
+    cr_assert(memcmp(h + r * pitch, k + r * pitch, width) == 0, "PROXY-51: row %d through the rows apart", r);
+  rig_buffer_unref(packed);
+  rig_buffer_unref(apart);
+  rig_buffer_unref(host);
+  rig_buffer_unref(back);
+}
+
+/* A copy from this process's memory waits here for the wait's proxy's
+ * word (PROXY-48) before its bytes go (PROXY-50). */
+Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = slow_sim(m, "300000");
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *s = create(sim, 4096), *b = create(mem, 4096);
+  rig_point_t filled;
+  cr_assert_eq(rig_buffer_submit_fill(s, 7, NULL, 0, &filled), RIG_OK, "%s", rig_last_error());
+  cr_assert(!reached(filled));
+  static uint8_t bytes[4096];
+  rig_buffer_t *host = NULL;
+  cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &host), RIG_OK);
+  rig_box_t row = rig_row(0, 0, sizeof bytes);
+  rig_point_t put;
+  cr_assert_eq(rig_buffer_submit_copy(host, b, &row, 1, &filled, 1, &put), RIG_OK, "%s", rig_last_error());
+  cr_expect(reached(filled), "PROXY-48: the PUT's submit waited for the SIM's word");
+  rig_buffer_unref(host);
+  rig_buffer_unref(s);
+  rig_buffer_unref(b);
+}
+
+/* A copy from this process's memory waits for the proxy's own last value
+ * with a copy into it (PROXY-49). */
+Test(remote_work, a_put_waits_for_the_last_get_of_its_proxy) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = slow_sim(m, "300000");
+  rig_buffer_t *s = create(sim, 4096), *t = create(sim, 4096);
+  rig_buffer_t *in = NULL, *out = NULL;
+  cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &in), RIG_OK);
+  cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &out), RIG_OK);
+  rig_box_t row = rig_row(0, 0, 4096);
+  rig_point_t got;
+  cr_assert_eq(rig_buffer_submit_copy(s, in, &row, 1, NULL, 0, &got), RIG_OK, "%s", rig_last_error());
+  cr_assert(!reached(got), "the slow SIM has not run the GET yet");
+  rig_point_t put;
+  cr_assert_eq(rig_buffer_submit_copy(out, t, &row, 1, NULL, 0, &put), RIG_OK, "%s", rig_last_error());
+  cr_expect(reached(got), "PROXY-49: the PUT's submit waited for the proxy's GET");
+  rig_buffer_unref(in);
+  rig_buffer_unref(out);
+  rig_buffer_unref(s);
+  rig_buffer_unref(t);
+}
+
+struct waiter {
+  rig_point_t point;
+  rig_status_t status;
+};
+
+static void *wait_for_point(void *arg) {
+  struct waiter *w = arg;
+  w->status = rig_point_wait(w->point);
+  return NULL;
+}
+
+/* One thread waits for the slow SIM while another allocates, fills and
+ * reads on MEM of the same link, done before the SIM's point (PROXY-05,
+ * PROXY-06). */
+Test(remote_work, a_wait_holds_up_no_other_thread) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = slow_sim(m, "500000");
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *s = create(sim, 4096);
+  struct waiter w = {.status = RIG_EINVAL};
+  cr_assert_eq(rig_buffer_submit_fill(s, 7, NULL, 0, &w.point), RIG_OK, "%s", rig_last_error());
+  pthread_t thread;
+  cr_assert_eq(pthread_create(&thread, NULL, wait_for_point, &w), 0);
+  rig_buffer_t *b = create(mem, 4096);
+  cr_assert_eq(rig_buffer_fill(b, 5), RIG_OK, "%s", rig_last_error());
+  uint8_t byte = 0;
+  cr_assert_eq(rig_buffer_blit_to_bytes(b, 9, &byte, 1, 0, 1), RIG_OK);
+  cr_expect_eq(byte, 5);
+  cr_expect(!reached(w.point), "PROXY-06: MEM's calls ran while the other thread waited for the SIM");
+  pthread_join(thread, NULL);
+  cr_expect_eq(w.status, RIG_OK, "PROXY-05: the wait of the other thread ended");
+  rig_buffer_unref(b);
+  rig_buffer_unref(s);
+}
+
+/* Proxies of two links never reach each other; a proxy reaches its own
+ * memory (PROXY-65, PROXY-66, PROXY-67: no borrow across links). */
+Test(remote_work, proxies_of_two_links_are_no_peers) {
+  rig_machine_t *m = remote_connect(&agent, NULL), *other = remote_connect(&agent, NULL);
+  rig_device_t *a = remote_open(m, "MEM:0"), *b = remote_open(other, "MEM:0");
+  cr_expect(rig_reaches(a, a));
+  cr_expect(!rig_reaches(a, b), "PROXY-66: proxies of two links");
+  rig_buffer_t *on_b = create(b, 4096), *borrowed = NULL;
+  cr_expect_eq(rig_buffer_borrow(a, on_b, &borrowed), RIG_OK, "%s", rig_last_error());
+  cr_expect_null(borrowed, "PROXY-67: no mapping across links");
+  rig_buffer_unref(on_b);
+}
+
+/* map_host is none and dma an error: the memory is another machine's
+ * (PROXY-71, PROXY-72). */
+Test(remote_work, no_host_mapping_and_no_dma) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *host = NULL, *borrowed = NULL;
+  cr_assert_eq(rig_buffer_create(rig_host(), 1 << 16, RIG_MEMORY_DEVICE, &host), RIG_OK);
+  cr_expect_eq(rig_buffer_borrow(mem, host, &borrowed), RIG_OK, "%s", rig_last_error());
+  cr_expect_null(borrowed, "PROXY-71: the proxy maps no host memory");
+  rig_buffer_t *b = create(mem, 4096);
+  rig_dma_t dma = {.size = sizeof dma};
+  cr_expect_eq(rig_buffer_dma(b, "0000:00:00.0", &dma), RIG_EOPEN);
+  cr_expect(strstr(rig_last_error(), "another machine's") != NULL, "PROXY-72: %s", rig_last_error());
+  rig_buffer_unref(b);
+  rig_buffer_unref(host);
+}
+
+/* The host's proxy loads code through the agent, which refuses what is no
+ * binary of its with its reason (PROXY-73, PROXY-74). */
+Test(remote_work, the_hosts_proxy_answers_the_agents_reason_for_an_image) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *host = remote_open(m, "CPU");
+  static const uint8_t junk[64] = {1, 2, 3};
+  rig_image_t *image = NULL;
+  cr_expect_eq(rig_image_load(host, junk, sizeof junk, &image), RIG_EIMAGE);
+  cr_expect(strstr(rig_last_error(), agent.address) != NULL, "PROXY-74: the agent's reason: %s", rig_last_error());
+  cr_expect_null(rig_lost(host), "a refused image loses nothing");
+}
+
+/* A proxy closed having handed work over leaves its account taken on the
+ * link; one closed having handed none leaves it free (PROXY-13, PROXY-14,
+ * PROXY-15). */
+Test(remote_work, a_proxy_that_handed_work_over_is_made_once_per_link) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *idle = remote_open(m, "MEM:0");
+  cr_assert_eq(rig_close(idle), RIG_OK, "%s", rig_last_error());
+  rig_device_t *worked = remote_open(m, "MEM:0");
+  cr_expect_neq(worked, NULL, "PROXY-15: made again after a close with no work");
+  rig_buffer_t *b = create(worked, 4096);
+  cr_assert_eq(rig_buffer_fill(b, 1), RIG_OK, "%s", rig_last_error());
+  rig_buffer_unref(b);
+  cr_assert_eq(rig_close(worked), RIG_OK, "%s", rig_last_error());
+  rig_device_t *again = NULL;
+  cr_expect_eq(rig_machine_open(m, "MEM:0", NULL, &again), RIG_EINVAL,
+               "PROXY-13, PROXY-14: the link had a proxy of MEM:0 that handed work over");
+  rig_machine_t *other = remote_connect(&agent, NULL);
+  cr_expect_not_null(remote_open(other, "MEM:0"), "another link makes its own");
+}
+
+/* The agent killed with work in flight: the lost proxy's stop writes the
+ * last value submitted at once, the receiving side having ended (PROXY-82,
+ * PROXY-95, PROXY-96); submit and image fault (PROXY-53, PROXY-76). */
+Test(remote_work, stop_after_the_agent_died_writes_the_last_value) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = slow_sim(m, "2000000");
+  rig_device_t *host = remote_open(m, "CPU");
+  rig_buffer_t *s = create(sim, 4096);
+  rig_point_t pending;
+  cr_assert_eq(rig_buffer_submit_fill(s, 3, NULL, 0, &pending), RIG_OK, "%s", rig_last_error());
+  remote_agent_kill(&agent);
+  cr_expect_eq(rig_point_wait(pending), RIG_ELOST);
+  rig_point_t after;
+  cr_expect_eq(rig_buffer_submit_fill(s, 4, NULL, 0, &after), RIG_ELOST, "PROXY-53: no submit after the failure");
+  static const uint8_t junk[64] = {1};
+  rig_image_t *image = NULL;
+  cr_expect_neq(rig_image_load(host, junk, sizeof junk, &image), RIG_OK, "PROXY-76: image faults");
+  uint64_t last = rig_submitted(sim);
+  rig_buffer_unref(s);
+  cr_assert_eq(rig_close(sim), RIG_OK, "%s", rig_last_error());
+  uint64_t word = 0;
+  rig_signaled(sim, &word);
+  cr_expect_eq(word, last, "PROXY-82, PROXY-95, PROXY-96: the word holds the last value submitted");
+}
