@@ -1,0 +1,311 @@
+/* rigd as the agent of other machines' clients (rigd --listen,
+ * rig-remote-proxy.txt): a rigd serving MEM:0 and SIM:0 on 127.0.0.1,
+ * port 0, with a key ring of the test's, and clients of the machine link
+ * in the test's process.  Accounts are ids 0 (the host, CPU), 1 (MEM:0)
+ * and 2 (SIM:0). */
+#include "machine_client.hpp"
+#include "rigd_log.hpp"
+#include "rigd_process.hpp"
+
+#include <rig/rig.h>
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace wire = rig::net::wire;
+
+namespace {
+
+constexpr uint32_t host = 0, mem = 1, sim = 2;
+const std::string secret = "a secret of the test's, long enough for a key ring";
+
+// A rigd --listen with a key ring of key "lab", its config's extra lines
+// added.
+struct Agent {
+  std::string keys_dir;
+  RigdProcess rigd;
+  std::string address;
+  std::string client_key;
+
+  explicit Agent(const std::string &extra = "")
+      : keys_dir(make_test_directory()),
+        rigd(start_rigd_with_config({"--devices", "MEM:0,SIM:0", "--listen", "127.0.0.1:0"},
+                                    "machine_keys = " + make_key_ring(keys_dir, "lab", secret) +
+                                        "\ntest_knobs = allow\n" + extra,
+                                    [](const std::string &directory) { log_to_file(directory); })),
+        address(listening_address(rigd)),
+        client_key(keys_dir + "/client-lab") {}
+  ~Agent() { std::filesystem::remove_all(keys_dir); }
+
+  std::unique_ptr<MachineClient> connect() {
+    std::string why;
+    std::unique_ptr<MachineClient> c = MachineClient::connect(address, client_key, "lab", &why);
+    cr_assert(c, "cannot connect to %s: %s", address.c_str(), why.c_str());
+    return c;
+  }
+};
+
+// Opens account d and allocates object o of n bytes on it.
+void open_and_alloc(MachineClient &c, uint32_t d, const std::string &config, uint64_t o, uint64_t n) {
+  auto opened = c.request(d, 0, wire::Open{config});
+  cr_assert(opened && opened->status == RIG_OK, "OPEN of %u: %s", d, opened ? opened->why.c_str() : "no answer");
+  auto made = c.request(d, o, wire::Alloc{RIG_MEMORY_DEVICE, n});
+  cr_assert(made && made->status == RIG_OK, "ALLOC of %u: %s", d, made ? made->why.c_str() : "no answer");
+}
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> bytes(n);
+  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 8));
+  return bytes;
+}
+
+wire::Handover handover(uint32_t d, uint64_t v, std::vector<wire::Part> parts, std::vector<wire::Wait> waits = {}) {
+  return wire::Handover{d, v, std::move(waits), std::move(parts)};
+}
+
+size_t position(const std::vector<std::string> &heard, const std::string &what) {
+  return static_cast<size_t>(std::find(heard.begin(), heard.end(), what) - heard.begin());
+}
+
+}  // namespace
+
+/* PROXY-01, PROXY-18, PROXY-19, PROXY-28, PROXY-65: DEVICES accounts
+ * every served device, id 0 the machine's host; each account's arch,
+ * budget and cache_bytes are the device's own (the same device opened
+ * here has the same), reach as rig_reaches says. */
+Test(rigd_machines, devices_account_every_served_device_id_0_the_host) {
+  Agent agent;
+  auto c = agent.connect();
+  const auto &devices = c->devices();
+  cr_assert_eq(devices.size(), 3u);
+  for (uint32_t i = 0; i < devices.size(); ++i) cr_assert_eq(devices[i].id, i);
+  cr_assert_str_eq(devices[host].name.c_str(), "CPU");
+  cr_assert_str_eq(devices[mem].name.c_str(), "MEM:0");
+  cr_assert_str_eq(devices[sim].name.c_str(), "SIM:0");
+  cr_assert_str_eq(devices[host].arch.c_str(), rig_device_arch(rig_host()));
+  cr_assert_eq(devices[host].budget, static_cast<uint64_t>(rig_budget(rig_host())));
+  for (uint32_t id : {mem, sim}) {
+    rig_device_t *d = nullptr;
+    cr_assert(rig_open(devices[id].name.c_str(), nullptr, &d) == RIG_OK, "%s", rig_last_error());
+    cr_assert_str_eq(devices[id].arch.c_str(), rig_device_arch(d));
+    cr_assert_eq(devices[id].budget, static_cast<uint64_t>(rig_budget(d)), "%s", devices[id].name.c_str());
+    cr_assert_eq(devices[id].cache_bytes, static_cast<uint64_t>(rig_device_cache_bytes(d)));
+    rig_close(d);
+  }
+  // Every device's work reaches its own memory.
+  for (const auto &a : devices)
+    cr_assert(std::find(a.reach.begin(), a.reach.end(), a.id) != a.reach.end(), "%s reaches not itself",
+              a.name.c_str());
+}
+
+/* PROXY-37, PROXY-81, PROXY-03: a PUT's bytes land in the object, a
+ * GET's come back byte for byte in BYTES, before its value's REPORT. */
+Test(rigd_machines, put_then_get_byte_for_byte_bytes_before_their_report) {
+  Agent agent;
+  auto c = agent.connect();
+  constexpr size_t n = 1 << 20;
+  open_and_alloc(*c, mem, "", 1, n);
+  std::vector<uint8_t> sent = pattern(n, 3);
+  cr_assert(c->send(handover(mem, 1, {wire::Put{{1, 0}, wire::Data{sent}}})));
+  cr_assert(c->send(handover(mem, 2, {wire::Get{{1, 0}, n}})));
+  cr_assert(c->await_report(mem, 2), "%s", c->await_failure().c_str());
+  cr_assert(c->bytes_of(mem, 2, 0) == sent, "the GET's bytes differ from the PUT's");
+  std::vector<std::string> heard = c->heard();
+  cr_assert_lt(position(heard, "BYTES 1 2 0"), position(heard, "REPORT 1 2"));
+}
+
+/* PROXY-39: a hand-over's parts run in its order: a FILL, a COPY of the
+ * filled bytes object to object, then a GET of the copy, in one value. */
+Test(rigd_machines, fill_then_copy_object_to_object_in_the_handovers_order) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, sim, "", 1, 8192);
+  auto made = c->request(sim, 2, wire::Alloc{RIG_MEMORY_DEVICE, 8192});
+  cr_assert(made && made->status == RIG_OK);
+  cr_assert(c->send(handover(sim, 1,
+                             {wire::Fill{{1, 100}, 4000, 0x5a}, wire::Copy{{1, 0}, {2, 0}, 8192},
+                              wire::Get{{2, 0}, 8192}})));
+  cr_assert(c->await_report(sim, 1), "%s", c->await_failure().c_str());
+  std::vector<uint8_t> got = c->bytes_of(sim, 1, 2);
+  cr_assert_eq(got.size(), 8192u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    uint8_t expected = i >= 100 && i < 4100 ? 0x5a : 0;
+    cr_assert_eq(got[i], expected, "byte %zu", i);
+  }
+}
+
+/* PROXY-33 (the agent waits for it): a wait on another device's value of
+ * the connection holds the value back until that one is done: SIM:0's slow value 1 is
+ * reported before MEM:0's value 1, which waits for it; REPORTs of each
+ * device come in order (PROXY-03). */
+Test(rigd_machines, a_wait_on_another_devices_value_and_reports_in_order) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, sim, "latency_us=100000", 1, 4096);
+  open_and_alloc(*c, mem, "", 2, 4096);
+  cr_assert(c->send(handover(sim, 1, {wire::Fill{{1, 0}, 4096, 1}})));
+  cr_assert(c->send(handover(mem, 1, {wire::Fill{{2, 0}, 4096, 2}}, {wire::Wait{sim, 1}})));
+  for (uint64_t v = 2; v <= 4; ++v) cr_assert(c->send(handover(sim, v, {wire::Fill{{1, 0}, 64, 3}})));
+  cr_assert(c->await_report(sim, 4) && c->await_report(mem, 1), "%s", c->await_failure().c_str());
+  std::vector<std::string> heard = c->heard();
+  cr_assert_lt(position(heard, "REPORT 2 1"), position(heard, "REPORT 1 1"));
+  uint64_t last = 0;
+  for (const std::string &h : heard)
+    if (h.rfind("REPORT 2 ", 0) == 0) {
+      uint64_t v = std::stoull(h.substr(9));
+      cr_assert_gt(v, last, "SIM:0's reports go back: %s", h.c_str());
+      last = v;
+    }
+}
+
+/* PROXY-61: a RELEASE right after a GET of the object lets the GET finish
+ * (the object goes once the work submitted before no longer needs it);
+ * a later hand-over naming it fails the job, saying which object. */
+Test(rigd_machines, release_after_the_work_before_it) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, sim, "latency_us=50000", 1, 4096);
+  cr_assert(c->send(handover(sim, 1, {wire::Fill{{1, 0}, 4096, 9}, wire::Get{{1, 0}, 4096}})));
+  cr_assert(c->send(wire::Release{wire::Released::Object, 1}));
+  cr_assert(c->await_report(sim, 1), "%s", c->await_failure().c_str());
+  cr_assert(c->bytes_of(sim, 1, 1) == std::vector<uint8_t>(4096, 9));
+  cr_assert(c->send(handover(sim, 2, {wire::Fill{{1, 0}, 16, 1}})));
+  std::string failure = c->await_failure();
+  cr_assert(failure.find("object 1") != std::string::npos, "%s", failure.c_str());
+}
+
+/* PROXY-59: an ALLOC past the device's budget is answered RIG_ENOMEM with
+ * why and its bytes; a request on a device not opened is answered, the
+ * job still working. */
+Test(rigd_machines, alloc_refused_with_why_the_job_still_working) {
+  Agent agent;
+  auto c = agent.connect();
+  auto answer = c->request(mem, 1, wire::Alloc{RIG_MEMORY_DEVICE, 4096});
+  cr_assert(answer && answer->status != RIG_OK && answer->why.find("not open") != std::string::npos,
+            "%s", answer ? answer->why.c_str() : "no answer");
+  open_and_alloc(*c, mem, "", 2, 4096);
+  uint64_t past = c->devices()[mem].budget + 4096;
+  answer = c->request(mem, 3, wire::Alloc{RIG_MEMORY_DEVICE, past});
+  cr_assert(answer && answer->status == RIG_ENOMEM, "%d", answer ? answer->status : 0);
+  cr_assert(!answer->why.empty() && answer->detail == past, "%s", answer->why.c_str());
+  cr_assert(c->send(handover(mem, 1, {wire::Get{{2, 0}, 16}})));
+  cr_assert(c->await_report(mem, 1), "%s", c->await_failure().c_str());
+}
+
+/* A connection that proves a wrong secret, or a key the ring lacks, is
+ * refused with the reason and logged with its cause (never the secret),
+ * while another client keeps working. */
+Test(rigd_machines, refused_authentication_while_another_client_works) {
+  Agent agent;
+  auto working = agent.connect();
+  open_and_alloc(*working, mem, "", 1, 4096);
+  std::string wrong = write_client_key(agent.keys_dir, "wrong", "another secret, as long as a key must be");
+  std::string why;
+  cr_assert(!MachineClient::connect(agent.address, wrong, "lab", &why), "a wrong secret connected");
+  cr_assert(!why.empty());
+  cr_assert(!MachineClient::connect(agent.address, agent.client_key, "nobody", &why), "an unknown key connected");
+  cr_assert(!why.empty());
+  std::vector<uint8_t> sent = pattern(4096, 1);
+  cr_assert(working->send(handover(mem, 1, {wire::Put{{1, 0}, wire::Data{sent}}, wire::Get{{1, 0}, 4096}})));
+  cr_assert(working->await_report(mem, 1), "%s", working->await_failure().c_str());
+  cr_assert(working->bytes_of(mem, 1, 1) == sent);
+  std::vector<std::string> refused = await_lines(agent.rigd, {"refused a machine connection"}, 2);
+  cr_assert_eq(refused.size(), 2u, "%s", whole_log(agent.rigd).c_str());
+  cr_assert(whole_log(agent.rigd).find(secret) == std::string::npos, "the log shows a secret");
+}
+
+/* A malformed HANDOVER (an object not held, a range past the end) fails
+ * that connection's job with FAILURE saying what was wrong, and only that
+ * connection closes. */
+Test(rigd_machines, malformed_handover_fails_that_job_alone) {
+  Agent agent;
+  auto other = agent.connect();
+  open_and_alloc(*other, mem, "", 1, 4096);
+  {
+    auto c = agent.connect();
+    open_and_alloc(*c, mem, "", 1, 4096);
+    cr_assert(c->send(handover(mem, 1, {wire::Fill{{99, 0}, 16, 1}})));
+    std::string failure = c->await_failure();
+    cr_assert(failure.find("object 99") != std::string::npos, "%s", failure.c_str());
+  }
+  {
+    auto c = agent.connect();
+    open_and_alloc(*c, mem, "", 1, 4096);
+    cr_assert(c->send(handover(mem, 1, {wire::Fill{{1, 4000}, 200, 1}})));
+    std::string failure = c->await_failure();
+    cr_assert(failure.find("does not fit") != std::string::npos && failure.find("4096") != std::string::npos,
+              "%s", failure.c_str());
+  }
+  cr_assert(other->send(handover(mem, 1, {wire::Get{{1, 0}, 64}})));
+  cr_assert(other->await_report(mem, 1), "%s", other->await_failure().c_str());
+}
+
+/* A device fault (the sim's fault_at knob) fails the job with the
+ * device's own reason, the root cause the client's proxies then report
+ * (PROXY-07's failure, at the agent), and rigd serves the next client. */
+Test(rigd_machines, sim_fault_fails_the_job_with_the_devices_reason) {
+  Agent agent;
+  {
+    auto c = agent.connect();
+    open_and_alloc(*c, sim, "fault_at=1", 1, 4096);
+    cr_assert(c->send(handover(sim, 1, {wire::Fill{{1, 0}, 4096, 1}})));
+    std::string failure = c->await_failure();
+    cr_assert(failure.find("fault_at") != std::string::npos, "%s", failure.c_str());
+  }
+  auto next = agent.connect();
+  open_and_alloc(*next, sim, "", 1, 4096);
+  cr_assert(next->send(handover(sim, 1, {wire::Fill{{1, 0}, 4096, 4}, wire::Get{{1, 0}, 8}})));
+  cr_assert(next->await_report(sim, 1), "%s", next->await_failure().c_str());
+  cr_assert(next->bytes_of(sim, 1, 1) == std::vector<uint8_t>(8, 4));
+}
+
+/* Admission counts remote clients: with max_clients = 1 a second
+ * connection hears FAILURE naming max_clients. */
+Test(rigd_machines, max_clients_bounds_remote_clients) {
+  Agent agent("max_clients = 1\n");
+  auto first = agent.connect();
+  open_and_alloc(*first, mem, "", 1, 64);
+  std::string why;
+  auto second = MachineClient::connect(agent.address, agent.client_key, "lab", &why);
+  std::string failure = second ? second->await_failure() : why;
+  cr_assert(failure.find("max_clients") != std::string::npos, "%s", failure.c_str());
+}
+
+/* rigd --listen refuses to start, exit 2 and the reason, without a key
+ * ring that loads: no machine_keys, or a key others may read. */
+Test(rigd_machines, listen_without_a_usable_key_ring_refuses_to_start) {
+  std::string dir = make_test_directory();
+  std::string ring = make_key_ring(dir, "lab", secret);
+  chmod((ring + "/lab").c_str(), 0644);
+  for (const std::string &config : {std::string(""), "machine_keys = " + ring + "\n"}) {
+    std::string rigd_dir = make_test_directory();
+    std::string config_file = rigd_dir + "/rigd.conf";
+    { std::ofstream(config_file) << config; }
+    pid_t pid = fork();
+    if (pid == 0) {
+      log_to_file(rigd_dir);
+      execl(RIGD_PATH, "rigd", "--socket", (rigd_dir + "/rigd.sock").c_str(), "--foreground", "--listen",
+            "127.0.0.1:0", "--config", config_file.c_str(), static_cast<char *>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %#x", status);
+    std::ifstream log(rigd_dir + "/rigd.log");
+    std::string said((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    cr_assert(said.find(config.empty() ? "machine_keys" : "lab") != std::string::npos, "%s", said.c_str());
+    std::filesystem::remove_all(rigd_dir);
+  }
+  std::filesystem::remove_all(dir);
+}
