@@ -131,9 +131,7 @@ Refused check_operation(const std::string &subject, const Operation &op) {
 
 Refused check_request(const Request &request) {
   std::string subject = words("a REQUEST ", request.number, " (", an_op(request.op.index() + 1), ")");
-  // An OPEN makes no object of the job: its object is 0 (machine_channel.hpp).
-  if (!std::holds_alternative<Open>(request.op))
-    if (auto refused = check_id(subject, "object", request.object)) return refused;
+  if (auto refused = check_id(subject, "object", request.object)) return refused;
   return check_operation(subject, request.op);
 }
 

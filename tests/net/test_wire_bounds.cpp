@@ -159,10 +159,8 @@ Test(wire_bounds, alloc_bytes_of_4_pass_and_0_or_6_are_refused) {
                  raw_request(2, Op::Alloc).u32(3).u64(6), "a REQUEST 2 (an ALLOC): bytes 6, not a multiple of 4");
 }
 
-// The ids of the job's objects are fresh from the client, never 0; an
-// OPEN makes none, and its object is 0 (machine_channel.hpp).
-Test(wire_bounds, an_object_id_of_0_is_refused_but_an_opens) {
-  assert_accepted(Request{1, 1, 0, Open{"a=b"}}, raw_request(1, Op::Open, 0).text("a=b"));
+// The ids of the job's objects are fresh from the client, never 0.
+Test(wire_bounds, an_object_id_of_0_is_refused) {
   assert_refused(Request{2, 1, 0, Alloc{3, 4}},
                  "a REQUEST 2 (an ALLOC): object id 0, not an object's (they start at 1)",
                  raw_request(2, Op::Alloc, 0).u32(3).u64(4),
