@@ -7,9 +7,10 @@
  * counters grow by the copy's bytes and at most a tenth more), PROXY-50
  * (bytes written into the source once a submit returned do not change what
  * it copied), PROXY-81 (once the wait of a copy into this process's memory
- * returns, its bytes are there) and PROXY-43/44 through rig's submits of
- * 64 MiB parts with more than 64 MiB in flight (each takes its turn, none
- * is refused), on 1 GiB each way verified byte for byte. */
+ * returns, its bytes are there), on 1 GiB each way in parts of 64 MiB
+ * submitted back to back, verified byte for byte; and PROXY-44 (with
+ * nothing in flight a proxy takes a submission past 64 MiB): one copy of
+ * 256 MiB each way, verified. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
@@ -77,6 +78,27 @@ static int crossed_once(int64_t before, int64_t after, int64_t bytes, const char
   return 0;
 }
 
+/* One copy of the pattern's first 256 MiB in from into remote's second
+ * 256 MiB (which held the pattern's bytes of there), then one of those
+ * back into to's first, whose bytes (scribbled before) must be the
+ * pattern's first again (PROXY-44: each a submission past 64 MiB with
+ * nothing in flight). */
+static int one_large_copy_each_way(rig_buffer_t *from, rig_buffer_t *remote, rig_buffer_t *to, uint8_t *to_bytes) {
+  const int64_t n = 4 * part_bytes;
+  rig_box_t there = rig_row(0, n, n), back = rig_row(n, 0, n);
+  rig_point_t put, get;
+  rig_status_t s = rig_buffer_submit_copy(from, remote, &there, 1, NULL, 0, &put);
+  EXPECT(s == RIG_OK, "one PUT of 256 MiB: %s: %s (PROXY-44)", rig_status_name(s), rig_last_error());
+  s = rig_buffer_submit_copy(remote, to, &back, 1, NULL, 0, &get);
+  EXPECT(s == RIG_OK, "one GET of 256 MiB: %s: %s (PROXY-44)", rig_status_name(s), rig_last_error());
+  s = rig_point_wait(get);
+  EXPECT(s == RIG_OK, "the wait of the GET of 256 MiB: %s: %s", rig_status_name(s), rig_last_error());
+  size_t differs = byte_pattern_differs(to_bytes, 0, (size_t)n);
+  EXPECT(differs == (size_t)n, "byte %zu of the GET of 256 MiB differs from the PUT's: 0x%02x", differs,
+         to_bytes[differs]);
+  return 0;
+}
+
 /* In side b: 1 GiB of the pattern from this process's memory into
  * MEM:0@peer, then back into other memory of this process, verified. */
 static int copies_each_way(void *arg) {
@@ -105,6 +127,7 @@ static int copies_each_way(void *arg) {
   EXPECT(differs == (size_t)copy_bytes,
          "byte %zu of the 1 GiB that came back differs from what went (PROXY-37/50/81): 0x%02x", differs,
          back[differs]);
+  if (one_large_copy_each_way(landing, remote, source, out) != 0) return 1;
   rig_buffer_unref(source);
   rig_buffer_unref(remote);
   rig_buffer_unref(landing);

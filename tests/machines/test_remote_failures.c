@@ -193,6 +193,7 @@ static int through_a_death(struct machine_client *c) {
   long took = ms_since(&killed);
   EXPECT(took <= dead_agent_ms, "the job failed %ld ms after the agent's death, not at once (B is %d ms): %s", took,
          machine_default_bound_ms, cause);
+  fprintf(stderr, "the agent's death failed the job in %ld ms (B %d ms): %s\n", took, machine_default_bound_ms, cause);
   return 0;
 }
 
