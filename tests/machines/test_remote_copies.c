@@ -75,6 +75,7 @@ static int crossed_once(int64_t before, int64_t after, int64_t bytes, const char
   EXPECT(after - before >= bytes && after - before <= bytes + bytes / 10,
          "%s: the veth carried %" PRId64 " bytes for a copy of %" PRId64 " (PROXY-38: once, framing aside)", what,
          after - before, bytes);
+  fprintf(stderr, "%s: the veth carried %" PRId64 " bytes for a copy of %" PRId64 "\n", what, after - before, bytes);
   return 0;
 }
 
