@@ -88,6 +88,16 @@ rig_device_t *engine_of(rig_buffer_t *side) {
   return nullptr;
 }
 
+// Where x's copies name the staging allocation a: by its host address
+// where x's copies name host memory so (a proxy of another machine's),
+// else through x's mapping of it; nullopt where x maps it not.
+std::optional<rig_edge_location_t> staging_location(Allocation *a, rig_device_t *x) {
+  if (x->facts.copies_host_by_address) return rig_edge_location_t{a->host, 0, 0};
+  Mapping *m = copy_mapping(a, x);
+  if (!m) return std::nullopt;
+  return m->loc;
+}
+
 rig_edge_part_t copy_part(rig_device_t *x, rig_edge_location_t src, rig_edge_location_t dst, const rig_box_t &b) {
   rig_edge_part_t p{};
   p.kind = RIG_PART_COPY;
@@ -141,6 +151,9 @@ struct Copy {
     for (const rig_box_t &b : boxes) parts.push_back(copy_part(x, s, d, b));
     const Use uses[] = {{src->alloc, false}, {dst->alloc, true}};
     uint64_t v = submit_work(x, parts.data(), parts.size(), uses, 2, waits, nwaits);
+    // A copy into the host's memory returns with its bytes there (COPY-59),
+    // also where a device of another machine copies it over its link.
+    if (x->facts.copies_host_by_address && dst->alloc->owner->is_host) x->wait(v);
     return rig_point_make(x, v);
   }
 
@@ -156,10 +169,10 @@ struct Copy {
   uint64_t fill_and_copy(rig_device_t *x, rig_edge_location_t d, const StagingLease &lease, const rig_box_t &piece,
                          const std::function<void(const rig_box_t &, char *)> &fill) {
     fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
-    Mapping *m = copy_mapping(lease.alloc, x);
-    if (!m) throw_invalid(x->name + " cannot map staging memory");
+    auto staged = staging_location(lease.alloc, x);
+    if (!staged) throw_invalid(x->name + " cannot map staging memory");
     rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-    return submit_work(x, {copy_part(x, m->loc, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+    return submit_work(x, {copy_part(x, *staged, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
   }
 
   // The host fills staging with each piece, and x copies it into d.  The
@@ -207,11 +220,11 @@ struct Copy {
       if (held.size() < std::min<size_t>(all.size(), 2)) held.push_back(take_device_written(numa_node_of(x)));
       // The host has taken the piece this allocation held two turns ago.
       StagingLease lease = held[k % held.size()];
-      Mapping *m = copy_mapping(lease.alloc, x);
-      if (!m) throw_invalid(x->name + " cannot map staging memory");
+      auto staged = staging_location(lease.alloc, x);
+      if (!staged) throw_invalid(x->name + " cannot map staging memory");
       rig_box_t moved{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
       uint64_t v =
-          submit_work(x, {copy_part(x, s, m->loc, moved)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
+          submit_work(x, {copy_part(x, s, *staged, moved)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
       if (previous) take_previous();
       previous = Filled{piece, lease, v};
     }
@@ -304,13 +317,13 @@ struct Copy {
           StagingLease l;
           ~Release() { release_staging(l); }
         } release{lease};
-        Mapping *mx = copy_mapping(lease.alloc, x);
-        Mapping *my = copy_mapping(lease.alloc, y);
-        if (!mx || !my) throw_invalid("no device can copy between " + x->name + " and " + y->name);
+        auto sx = staging_location(lease.alloc, x);
+        auto sy = staging_location(lease.alloc, y);
+        if (!sx || !sy) throw_invalid("no device can copy between " + x->name + " and " + y->name);
         rig_box_t in{piece.src_offset, lease.offset, piece.width, piece.rows, piece.src_pitch, piece.width};
-        submit_work(x, {copy_part(x, s, mx->loc, in)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
+        submit_work(x, {copy_part(x, s, *sx, in)}, {{src->alloc, false}, {lease.alloc, true}}, waits, nwaits);
         rig_box_t out{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-        v = submit_work(y, {copy_part(y, my->loc, d, out)}, {{lease.alloc, false}, {dst->alloc, true}}, nullptr, 0);
+        v = submit_work(y, {copy_part(y, *sy, d, out)}, {{lease.alloc, false}, {dst->alloc, true}}, nullptr, 0);
       }
     }
     return rig_point_make(y, v);

@@ -30,9 +30,11 @@
 // (each client maps its proxy's timeline onto them); REPORT v of a device
 // says that every value up to v is done, and follows every BYTES of those
 // values.  The client names what a REQUEST makes (ALLOC, MAP_PEER, IMAGE,
-// ENTRY) by a fresh object id above 0; RELEASE gives it back.  OPEN (its
-// object 0) opens the client's instance of the device; a HANDOVER,
-// ALLOC or MAP_PEER for a device the client has not opened is refused.
+// ENTRY) by a fresh object id above 0; RELEASE gives it back.  OPEN
+// opens the client's instance of the device; its object, as every
+// REQUEST's, is a fresh id above 0 (wire_check refuses object 0).  A
+// HANDOVER, ALLOC or MAP_PEER for a device the client has not opened is
+// refused.
 // FAILURE from the agent: the job failed, with its root cause, and the
 // agent closes the connection; from the client: the client gives up.
 #pragma once
@@ -113,7 +115,8 @@ class ClientChannel {
   // Sends message and waits until UCX completed it (UcxEndpoint::send):
   // its bytes may be reused once it returns.  Any thread but the progress
   // thread; messages of several threads never interleave.  Fails with the
-  // connection's failure once it failed.
+  // connection's failure once it failed; refuses, the connection intact,
+  // a message that breaks the wire's rules or that only the agent sends.
   UcxStatus send(const wire::Message &message);
   bool failed() const;
   std::string failure() const;
@@ -147,7 +150,8 @@ class AgentConnection {
   // closes the connection on CLOSE (its failure: "the client closed the
   // connection"), after which next() still gives the CLOSE.
   virtual std::optional<ReceivedMessage> next(std::chrono::milliseconds wait) = 0;
-  // As ClientChannel::send; a BYTES goes with its framing above.
+  // As ClientChannel::send (refusing what only clients send); a BYTES
+  // goes with its framing above.
   virtual UcxStatus send(const wire::Message &message) = 0;
   virtual bool failed() const = 0;
   virtual std::string failure() const = 0;

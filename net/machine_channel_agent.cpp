@@ -42,6 +42,8 @@ std::optional<ReceivedMessage> AgentSide::next(std::chrono::milliseconds wait) {
 }
 
 UcxStatus AgentSide::send(const wire::Message &message) {
+  const std::string wrong = direction_problem(wire::kind_of(message), true);
+  if (!wrong.empty()) return UcxStatus::failure(wrong);
   std::shared_ptr<UcxEndpoint> endpoint;
   {
     std::lock_guard lock(mutex_);
@@ -130,9 +132,9 @@ std::span<std::byte> AgentSide::place(uint16_t id, size_t length) {
   } else if (!is_wire_id(id)) {
     fail_here(what + " from the client, which only the agent sends");
   } else {
-    const auto kind = static_cast<wire::Kind>(id);
     if (phase_ != Phase::open) fail_here(what + " before ACCEPT");
-    if (!client_sends(kind)) fail_here(what + " from the client, which only the agent sends");
+    const std::string wrong = direction_problem(static_cast<wire::Kind>(id), false);
+    if (!wrong.empty()) fail_here(wrong);
   }
   if (length > largest_data(id))
     fail_here(wire::words(what, " of ", wire::count_of(length, "bytes"), ", past its largest, ", largest_data(id)));

@@ -70,6 +70,10 @@ struct ClientChannel::State {
   }
 
   std::span<std::byte> place(uint16_t id, std::span<const std::byte> header, size_t length) {
+    if (channel::is_wire_id(id)) {
+      const std::string wrong = channel::direction_problem(static_cast<wire::Kind>(id), true);
+      if (!wrong.empty()) fail_here(wrong);
+    }
     if (id == static_cast<uint16_t>(wire::Kind::Bytes)) return place_bytes(header, length);
     if (length > channel::largest_data(id))
       fail_here(wire::words(channel::a_message_of(id), " of ", wire::count_of(length, "bytes"), ", past its largest, ",
@@ -109,7 +113,6 @@ struct ClientChannel::State {
       return;
     }
     if (kind == wire::Kind::Devices) fail_here("a second DEVICES");
-    if (!channel::agent_sends(kind)) fail_here(wire::a_kind(kind) + " from the agent, which only clients send");
     if (handlers.message) handlers.message(wired);
     if (const auto *failure = std::get_if<wire::Failure>(&wired)) fail_here(std::string(failure->root_cause));
   }
@@ -190,6 +193,8 @@ const std::vector<MachineAccount> &ClientChannel::devices() const { return state
 const std::string &ClientChannel::address() const { return state_->address; }
 
 UcxStatus ClientChannel::send(const wire::Message &message) {
+  const std::string wrong = channel::direction_problem(wire::kind_of(message), false);
+  if (!wrong.empty()) return UcxStatus::failure(wrong);
   if (failed()) return UcxStatus::failure(failure());
   UcxStatus sent = channel::send_message(*state_->endpoint, message);
   if (!sent.ok() && state_->endpoint->failed()) state_->fail(sent.message());

@@ -121,20 +121,25 @@ std::string a_message_of(uint16_t id) {
   }
 }
 
-bool agent_sends(wire::Kind kind) {
+std::string direction_problem(wire::Kind kind, bool from_agent) {
+  bool agent = false, client = false;
   switch (kind) {
     case wire::Kind::Devices:
     case wire::Kind::Answer:
     case wire::Kind::Report:
     case wire::Kind::Bytes:
+      agent = true;
+      break;
     case wire::Kind::Failure:
-      return true;
+      agent = client = true;
+      break;
     default:
-      return false;
+      client = true;
   }
+  if (from_agent ? agent : client) return {};
+  return wire::a_kind(kind) +
+         (from_agent ? " from the agent, which only clients send" : " from the client, which only the agent sends");
 }
-
-bool client_sends(wire::Kind kind) { return kind == wire::Kind::Failure || !agent_sends(kind); }
 
 uint64_t largest_data(uint16_t id) {
   if (is_wire_id(id)) return wire::max_message_size(static_cast<wire::Kind>(id));

@@ -40,9 +40,9 @@ inline constexpr uint16_t kChannelIds[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, kAuthChall
 std::string a_message_of(uint16_t id);
 
 // Which end sends a kind: the agent DEVICES, ANSWER, REPORT and BYTES,
-// the client REQUEST, RELEASE, HANDOVER and CLOSE, either FAILURE.
-bool agent_sends(wire::Kind kind);
-bool client_sends(wire::Kind kind);
+// the client REQUEST, RELEASE, HANDOVER and CLOSE, either FAILURE.  Empty
+// where the agent (from_agent) or the client sends kind, else why not.
+std::string direction_problem(wire::Kind kind, bool from_agent);
 
 // The largest data an active message of id may carry: its kind's largest
 // encoding, or a PROOF's (the largest message of the authentication).

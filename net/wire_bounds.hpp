@@ -31,6 +31,8 @@ inline constexpr uint32_t kPartsMax = 65536;
 inline constexpr uint32_t kParametersMax = 32768;
 inline constexpr uint32_t kRefsMax = 256;
 inline constexpr uint32_t kRefBytes = 8;  // an address in the parameters
+inline constexpr uint32_t kWordsMax = 65536;  // a WORDS part's writes
+inline constexpr uint64_t kWordBytes = 8;     // what a write writes, aligned to it
 // FAILURE
 inline constexpr uint32_t kRootCauseMax = 4096;
 
@@ -48,6 +50,7 @@ inline constexpr uint64_t kWait = 4 + 8;
 inline constexpr uint64_t kPartKind = 2;
 inline constexpr uint64_t kGet = 8 + 8 + 8;  // the smallest part's fields
 inline constexpr uint64_t kRef = 8 + 8 + 4;
+inline constexpr uint64_t kWord = 8 + 8 + 8;
 }  // namespace layout
 
 // The largest encoding of each kind.

@@ -181,6 +181,18 @@ Refused check_launch(const std::string &subject, const Launch &launch) {
   return {};
 }
 
+Refused check_words(const std::string &subject, const Words &words_part) {
+  if (auto refused = check_count(subject, words_part.writes.size(), 1, kWordsMax, "writes")) return refused;
+  for (size_t i = 0; i < words_part.writes.size(); i++) {
+    const Place &place = words_part.writes[i].place;
+    std::string write_subject = words(subject, "'s write ", i);
+    if (auto refused = check_place(write_subject, "target", place, kWordBytes)) return refused;
+    if (place.offset % kWordBytes != 0)
+      return refusal(write_subject, ": target offset ", place.offset, ", not a multiple of ", kWordBytes);
+  }
+  return {};
+}
+
 Refused check_part(const std::string &subject, const Part &part) {
   if (auto *copy = std::get_if<Copy>(&part)) {
     if (auto refused = check_place(subject, "source", copy->source, copy->bytes)) return refused;
@@ -189,6 +201,7 @@ Refused check_part(const std::string &subject, const Part &part) {
   if (auto *put = std::get_if<Put>(&part)) return check_place(subject, "target", put->target, put->data.size());
   if (auto *get = std::get_if<Get>(&part)) return check_place(subject, "source", get->source, get->bytes);
   if (auto *fill = std::get_if<Fill>(&part)) return check_place(subject, "target", fill->target, fill->bytes);
+  if (auto *words_part = std::get_if<Words>(&part)) return check_words(subject, *words_part);
   return check_launch(subject, std::get<Launch>(part));
 }
 

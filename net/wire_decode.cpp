@@ -220,18 +220,35 @@ Answer read_answer(Reader &r) {
   return m;
 }
 
+// A part's own list (a LAUNCH's refs, a WORDS' writes): its count of
+// noun, checked before any item is read, then each item by read_item.
+template <class T, class ReadItem>
+void read_sub_list(Reader &r, const char *noun, const char *item, uint64_t min, uint64_t max, uint64_t item_min,
+                   std::vector<T> &into, ReadItem read_item) {
+  uint32_t count = r.list(noun, min, max, item_min);
+  into.reserve(count);
+  for (uint32_t i = 0; i < count && r.ok(); i++) {
+    r.in_sub(item, i);
+    read_item(into.emplace_back());
+  }
+}
+
 Launch read_launch(Reader &r) {
   Launch p;
   r.read("image", p.image, "function", p.function, "grid x", p.grid[0], "grid y", p.grid[1], "grid z", p.grid[2],
          "group x", p.group[0], "group y", p.group[1], "group z", p.group[2], "shared bytes", p.shared_bytes,
          "parameters", p.parameters);
-  uint32_t refs = r.list("refs", 0, kRefsMax, layout::kRef);
-  p.refs.reserve(refs);
-  for (uint32_t i = 0; i < refs && r.ok(); i++) {
-    r.in_sub("ref", i);
-    Ref &ref = p.refs.emplace_back();
+  read_sub_list(r, "refs", "ref", 0, kRefsMax, layout::kRef, p.refs, [&r](Ref &ref) {
     r.read("object", ref.place.object, "offset", ref.place.offset, "parameter offset", ref.parameter_offset);
-  }
+  });
+  return p;
+}
+
+Words read_words(Reader &r) {
+  Words p;
+  read_sub_list(r, "writes", "write", 1, kWordsMax, layout::kWord, p.writes, [&r](Word &w) {
+    r.read("object", w.place.object, "offset", w.place.offset, "value", w.value);
+  });
   return p;
 }
 
@@ -260,6 +277,8 @@ Part read_part(Reader &r, PartKind kind) {
     }
     case PartKind::Launch:
       return read_launch(r);
+    case PartKind::Words:
+      return read_words(r);
   }
   return {};
 }
@@ -282,7 +301,7 @@ Handover read_handover(Reader &r) {
     uint16_t kind = r.u16("kind");
     if (!r.ok()) break;
     if (!part_name(kind)) {
-      r.fail(refusal(r.subject(), ": part ", i, " of kind ", kind, ", not 1 to 5 (COPY to LAUNCH)"));
+      r.fail(refusal(r.subject(), ": part ", i, " of kind ", kind, ", not 1 to 6 (COPY to WORDS)"));
       break;
     }
     r.in("part", i, kind);

@@ -94,6 +94,8 @@ struct Writer {
   void put(const Fill &p) { all(p.target, p.bytes, p.byte); }
   void put(const Ref &ref) { all(ref.place, ref.parameter_offset); }
   void put(const Launch &p) { all(p.image, p.function, p.grid, p.group, p.shared_bytes, p.parameters, p.refs); }
+  void put(const Word &w) { all(w.place, w.value); }
+  void put(const Words &p) { put(p.writes); }
   void put(const Wait &w) { all(w.device, w.value); }
   void put(const Handover &m) { all(m.device, m.value, m.waits, m.parts); }
   void put(const Report &m) { all(m.device, m.value); }

@@ -26,7 +26,7 @@ const char *op_name(uint16_t op) {
 }
 
 const char *part_name(uint16_t part) {
-  static constexpr const char *names[] = {"COPY", "PUT", "GET", "FILL", "LAUNCH"};
+  static constexpr const char *names[] = {"COPY", "PUT", "GET", "FILL", "LAUNCH", "WORDS"};
   return part >= 1 && part <= std::size(names) ? names[part - 1] : nullptr;
 }
 

@@ -164,6 +164,7 @@ enum class PartKind : uint16_t {
   Get = 3,
   Fill = 4,
   Launch = 5,
+  Words = 6,
 };
 
 // A place in an object: its id u64, the offset u64 of a byte in it.
@@ -228,8 +229,24 @@ struct Launch {
   bool operator==(const Launch &) const = default;
 };
 
+// A word a WORDS part writes: value u64 into the 8 bytes at place (its
+// offset a multiple of 8).
+struct Word {
+  Place place;
+  uint64_t value = 0;
+  bool operator==(const Word &) const = default;
+};
+
+// WORDS, run by the machine's host alone (PROXY-32, PROXY-36, PROXY-41):
+// writes (list of Word), each in order, after every earlier part of the
+// hand-over and before every later one (rig's RIG_WORDS).
+struct Words {
+  std::vector<Word> writes;
+  bool operator==(const Words &) const = default;
+};
+
 // In the order of PartKind.
-using Part = std::variant<Copy, Put, Get, Fill, Launch>;
+using Part = std::variant<Copy, Put, Get, Fill, Launch, Words>;
 
 struct Handover {
   uint32_t device = 0;

@@ -8,6 +8,7 @@
 #include "remote_accounts.hpp"
 #include "remote_session.hpp"
 
+#include <chrono>
 #include <list>
 #include <mutex>
 #include <stdexcept>
@@ -39,6 +40,14 @@ struct MachineAgent::State {
   std::mutex mu;
   std::shared_ptr<const Policy> policy;                // under mu
   std::list<std::unique_ptr<RemoteSession>> sessions;  // under mu
+  // Connections refused after their FAILURE, until their client closes
+  // them or the link's failure bound passes (closing first could drop the
+  // FAILURE); under mu.
+  struct Refused {
+    std::shared_ptr<rig::net::AgentConnection> connection;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::list<Refused> refused;
   std::unique_ptr<rig::net::AgentListener> listener;   // made last, reset first
 
   State(const ServedDevices &s, std::shared_ptr<const Policy> p, Exports &e, UserClients &u)
@@ -48,8 +57,11 @@ struct MachineAgent::State {
   // rigd has no room for another client.
   void accept(std::shared_ptr<rig::net::AgentConnection> connection) {
     std::lock_guard g(mu);
-    // Sessions that ended go as the next comes (an ended one holds nothing).
+    // Sessions that ended go as the next comes (an ended one holds nothing),
+    // and so do refused connections that are done.
     sessions.remove_if([](const auto &s) { return s->ended(); });
+    auto now = std::chrono::steady_clock::now();
+    refused.remove_if([&](const Refused &r) { return r.connection->failed() || r.until <= now; });
     std::string why;
     if (!users.join(remote_user)) {
       why = users.clients() >= users.most_clients() && users.most_clients() > 0
@@ -69,7 +81,7 @@ struct MachineAgent::State {
     log_refusal("refused a machine connection (key " + connection->key_id() + ", " + connection->peer() +
                 "): " + why);
     (void)connection->send(rig::net::wire::Failure{why});
-    connection->close();
+    refused.push_back({std::move(connection), now + rig::net::UcxOptions{}.failure_bound});
   }
 };
 
@@ -96,6 +108,7 @@ MachineAgent::~MachineAgent() {
   {
     std::lock_guard g(state_->mu);
     sessions.swap(state_->sessions);
+    state_->refused.clear();
   }
   for (auto &s : sessions) s->stop();
   sessions.clear();

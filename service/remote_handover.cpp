@@ -146,6 +146,23 @@ std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint3
             p.rows = 1;
             p.dst_pitch = part.bytes;
             parts.push_back(p);
+          } else if constexpr (std::is_same_v<Part, wire::Words>) {
+            // A words part, then a WORD per write (protocol.h), as a local
+            // client's; rigd refuses it on any proxy but its host's.
+            rig_proxy_part head{};
+            head.kind = RIG_PROXY_PART_WORDS;
+            head.rows = part.writes.size();
+            parts.push_back(head);
+            for (const wire::Word &w : part.writes) {
+              auto dst = memory(w.place);
+              if (!dst) return unheld(w.place, "WORDS");
+              rig_proxy_part word{};
+              word.kind = RIG_PROXY_PART_WORD;
+              word.word = w.value;
+              word.dst = *dst;
+              word.dst_offset = w.place.offset;
+              parts.push_back(word);
+            }
           } else {
             return launch_of(part, i, parts);
           }

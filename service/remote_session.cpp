@@ -27,6 +27,9 @@ namespace {
 // How long the session waits for a message before it looks whether it
 // stops.
 constexpr std::chrono::milliseconds message_wait{200};
+// How long a failed job's connection stays open for the client to close it:
+// the link's failure bound (UcxOptions'), past which it would fail anyway.
+const std::chrono::milliseconds linger_bound = rig::net::UcxOptions{}.failure_bound;
 
 }  // namespace
 
@@ -45,11 +48,12 @@ RemoteSession::RemoteSession(std::shared_ptr<rig::net::AgentConnection> connecti
       on_end_(std::move(on_end)),
       thread_([this] {
         try {
-          serve();
+          serve_job();
         } catch (const std::exception &e) {
           log_line(LogLevel::error, who_ + ": its session ended: " + e.what());
           fail_job(std::string("rigd ended the session: ") + e.what());
         }
+        linger();
         connection_->close();
         users_.leave(remote_user);
         ended_.store(true, std::memory_order_release);
@@ -62,21 +66,30 @@ RemoteSession::~RemoteSession() {
 }
 
 void RemoteSession::stop() noexcept {
+  stopping_.store(true, std::memory_order_release);
   closing_.store(true, std::memory_order_release);
   connection_->close();
 }
 
 void RemoteSession::fail_job(const std::string &why) noexcept {
   std::call_once(failed_, [&] {
+    job_failed_.store(true, std::memory_order_release);
     closing_.store(true, std::memory_order_release);
     log_line(LogLevel::warning, who_ + ": its job failed: " + why);
     // The link may have failed first: the client then hears its own reason.
     [[maybe_unused]] rig::net::UcxStatus sent = connection_->send(wire::Failure{why});
-    connection_->close();
   });
 }
 
-void RemoteSession::serve() {
+void RemoteSession::linger() noexcept {
+  if (!job_failed_.load(std::memory_order_acquire)) return;
+  auto deadline = std::chrono::steady_clock::now() + linger_bound;
+  while (!stopping_.load(std::memory_order_acquire) && !connection_->failed() &&
+         std::chrono::steady_clock::now() < deadline)
+    connection_->next(message_wait);
+}
+
+void RemoteSession::serve_job() {
   // Declared in the order a local session's are: what the client holds is
   // counted out last, its values are waited for before its memory goes.
   Account account(users_, remote_user, counters_.held);
@@ -132,7 +145,6 @@ void RemoteSession::serve() {
         received->message);
     if (breach) fail_job(*breach);
   }
-  connection_->close();
   char after[64];
   std::snprintf(after, sizeof after, " after %.1f s",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count());

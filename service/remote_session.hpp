@@ -53,10 +53,16 @@ class RemoteSession {
   bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
 
  private:
-  void serve();
-  // Fails the client's job, once: FAILURE with why, then the connection
-  // closes.  Any thread.
+  // Serves the job until it ends; what the client held is released as it
+  // returns.
+  void serve_job();
+  // Fails the client's job, once: sends FAILURE with why, and the job ends.
+  // Any thread.
   void fail_job(const std::string &why) noexcept;
+  // After a FAILURE: waits, within the link's failure bound, for the client
+  // to close the connection (the agent's side closes at its CLOSE), since
+  // closing first could drop the FAILURE in flight.
+  void linger() noexcept;
 
   std::shared_ptr<rig::net::AgentConnection> connection_;
   const ServedDevices &served_;
@@ -67,7 +73,9 @@ class RemoteSession {
   std::string who_;  // "remote client N (key K, PEER)", for log lines
   ClientCounters counters_;
   std::function<void()> on_end_;
-  std::atomic<bool> closing_{false};
+  std::atomic<bool> closing_{false};   // the job ends
+  std::atomic<bool> stopping_{false};  // rigd ends it (stop)
+  std::atomic<bool> job_failed_{false};
   std::once_flag failed_;
   std::atomic<bool> ended_{false};
   std::thread thread_;  // last: it starts once the rest is made

@@ -4,6 +4,8 @@
 
 #include "remote_objects.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 
 namespace rig::remote {
@@ -43,6 +45,15 @@ RemoteDevice::RemoteDevice(std::shared_ptr<RemoteLink> link, const net::MachineA
 RemoteDevice::~RemoteDevice() { link_->retire(timeline_); }
 
 Region RemoteDevice::alloc(Memory m, int64_t n) {
+  // The host addresses no memory of another machine: Mapped falls back to
+  // Pinned, pages of this process's whose bytes copies carry.
+  if (m == Memory::Mapped) return nullptr;
+  if (m == Memory::Pinned) {
+    auto bytes = static_cast<size_t>(n);
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    return new RemoteRegion{0, p, bytes};
+  }
   uint64_t id = link_->fresh();
   Reply r = link_->request(account_, id, wire::Alloc{static_cast<uint32_t>(m), static_cast<uint64_t>(n)});
   refused_here = r.status == RIG_OK ? std::string() : link_->address() + ": " + r.why;
@@ -54,21 +65,26 @@ std::string RemoteDevice::refusal() { return refused_here; }
 
 void RemoteDevice::free(Region r) {
   std::unique_ptr<RemoteRegion> region(region_of(r));
+  if (region->host) {
+    munmap(region->host, region->host_bytes);
+    return;
+  }
   // The agent releases the object once the work handed over before no
   // longer needs it (PROXY-61).
   link_->release(wire::Released::Object, region->id);
 }
 
-rig_edge_location_t RemoteDevice::locate(Region r) const { return rig_edge_location_t{nullptr, region_of(r)->id, 0}; }
+rig_edge_location_t RemoteDevice::locate(Region r) const {
+  return rig_edge_location_t{region_of(r)->host, region_of(r)->id, 0};
+}
 
 bool RemoteDevice::peer(const DriverDevice &other) const {
   auto *proxy = dynamic_cast<const RemoteDevice *>(&other);
   if (!proxy || proxy->link_ != link_) return false;
-  // The account with the larger id lists the smaller it shares memory
-  // with (PROXY-65).
-  const net::MachineAccount *larger = link_->account(std::max(account_, proxy->account_));
-  uint32_t smaller = std::min(account_, proxy->account_);
-  return larger && std::find(larger->reach.begin(), larger->reach.end(), smaller) != larger->reach.end();
+  // The account of d lists the ids whose own memory its work reaches
+  // (wire::Account, PROXY-65).
+  const net::MachineAccount *mine = link_->account(account_);
+  return mine && std::find(mine->reach.begin(), mine->reach.end(), proxy->account_) != mine->reach.end();
 }
 
 bool RemoteDevice::queue_waits_on(const DriverDevice &other) const {
@@ -78,7 +94,7 @@ bool RemoteDevice::queue_waits_on(const DriverDevice &other) const {
 
 Region RemoteDevice::map_peer(DriverDevice &owner, Region r) {
   auto *proxy = dynamic_cast<RemoteDevice *>(&owner);
-  if (!proxy || proxy->link_ != link_) return nullptr;
+  if (!proxy || proxy->link_ != link_ || region_of(r)->host) return nullptr;
   uint64_t id = link_->fresh();
   Reply a = link_->request(account_, id, wire::MapPeer{region_of(r)->id});
   if (a.status != RIG_OK) return nullptr;

@@ -54,7 +54,8 @@ class RemoteDriver : public Driver {
 
  private:
   static bool machine_named_or_listed(const std::string &name) {
-    return dynamic_cast<RemoteMachine *>(find_machine(name)) || !listed_address(name).empty();
+    return dynamic_cast<RemoteMachine *>(find_machine(name)) ||
+           (valid_machine_name(name) && !listed_address(name).empty());
   }
 };
 

@@ -13,9 +13,13 @@
 
 namespace rig::remote {
 
-// Memory of the agent's (an alloc's or a peer mapping's): locate's handle.
+// Memory of the agent's (an alloc's or a peer mapping's), locate's
+// handle its id; or Pinned memory, pages of this process's at host, which
+// copies name by address (PROXY-35).
 struct RemoteRegion {
   uint64_t id;
+  void *host = nullptr;
+  size_t host_bytes = 0;
 };
 
 // A function an ENTRY made: the object a launch names, in its image.

@@ -1,5 +1,6 @@
 // A proxy's work (rig-remote-proxy.txt, Work): room, and submit's one
-// HANDOVER per value, its copies as COPY, PUT and GET parts.
+// HANDOVER per value, its copies as COPY, PUT and GET parts, its fills,
+// launches and (on the machine's host) words as the agent's parts.
 #include "remote_device.hpp"
 #include "remote_objects.hpp"
 
@@ -70,9 +71,15 @@ rig_edge_room_t RemoteDevice::room(const rig_edge_work_t &w) {
     } else if (p.kind == RIG_PART_LAUNCH) {
       if (!launch_fits(p.u.launch)) return RIG_NEVER;
       parts++;
+    } else if (p.kind == RIG_PART_WORDS) {
+      // The machine's host alone runs them (PROXY-32, PROXY-41), on its
+      // own memory: each write names an object and a word in it.
+      const rig_edge_words_t &words = p.u.words;
+      if (!is_host() || words.count == 0 || words.count > net::wire::kWordsMax) return RIG_NEVER;
+      for (uint32_t j = 0; j < words.count; j++)
+        if (in_host(words.writes[j].dst) || words.writes[j].dst.offset % 8 != 0) return RIG_NEVER;
+      parts++;
     } else {
-      // Words: the machine's host alone runs them (PROXY-41), and the wire
-      // carries no such part yet.
       return RIG_NEVER;
     }
   }
@@ -164,6 +171,13 @@ void RemoteDevice::submit(const rig_edge_work_t &w) {
         add_copy(b, p.u.copy);
       } else if (p.kind == RIG_PART_FILL) {
         b.h.parts.push_back(wire::Fill{place_of(p.u.fill.dst), p.u.fill.bytes, p.u.fill.value});
+      } else if (p.kind == RIG_PART_WORDS) {
+        wire::Words words;
+        for (uint32_t j = 0; j < p.u.words.count; j++)
+          words.writes.push_back({place_of(p.u.words.writes[j].dst), p.u.words.writes[j].value});
+        // Words count in flight as the bytes they write (PROXY-43).
+        b.moved += 8 * uint64_t{p.u.words.count};
+        b.h.parts.push_back(std::move(words));
       } else {
         b.h.parts.push_back(launch_of(p.u.launch));
       }

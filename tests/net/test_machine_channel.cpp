@@ -36,6 +36,7 @@ Test(machine_channel, right_key_accepted_devices_owned_and_equal_PROXY_04) {
   }
   // Owned: the channel and its link are gone, the accounts are intact.
   cr_assert(same_accounts(devices, sample_devices()), "DEVICES differ from the listener's");
+  std::lock_guard lock(agent.mutex);
   cr_expect(agent.refused.empty());
 }
 

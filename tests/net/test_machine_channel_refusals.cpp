@@ -110,6 +110,7 @@ void expect_refused(ClientKey with, const std::string &cause) {
   auto [peer, heard] = agent.refusal();
   cr_expect(peer.rfind("127.0.0.1:", 0) == 0, "peer %s", peer.c_str());
   cr_expect(heard.find(cause) != std::string::npos, "cause \"%s\" names no \"%s\"", heard.c_str(), cause.c_str());
+  std::lock_guard lock(agent.mutex);
   cr_expect(agent.accepted.empty());
 }
 
@@ -179,7 +180,8 @@ Test(machine_channel_refusals, client_past_the_queue_bound_fails) {
   auto client = connect(agent, inbox, key("alpha", 'a'));
   auto connection = agent.take();
   const std::vector<uint8_t> image(4096, 0x5a);
-  cr_assert(client->send(wire::Request{1, 1, 7, wire::Image{wire::Data{image}}}).ok());
+  // The send itself may end with the failure: the agent refuses the data.
+  (void)client->send(wire::Request{1, 1, 7, wire::Image{wire::Data{image}}});
   expect_failed_with(*connection, "past the connection's bound of 4096");
   cr_expect(inbox.wait([&] { return inbox.failure.has_value(); }), "the client did not hear it");
 }
@@ -208,4 +210,27 @@ Test(machine_channel_refusals, agent_failure_reaches_the_client_with_its_root_ca
   cr_assert(inbox.wait([&] { return inbox.failure.has_value(); }), "no failure");
   cr_expect_eq(*inbox.failure, "device 1 lost: ECC error");
   cr_expect(!client->send(request(1)).ok(), "a send after the failure worked");
+}
+
+Test(machine_channel_refusals, a_kind_from_the_wrong_end_fails_the_connection_and_is_not_sent) {
+  Agent agent;
+  RawClient raw(agent.listener->address());
+  raw.authenticate();
+  auto connection = agent.take();
+  cr_assert(raw.send(wire::Report{1, 1}).ok());
+  expect_failed_with(*connection, "a REPORT from the client, which only the agent sends");
+  cr_expect(raw.closed());
+
+  // Neither end sends the other's kinds: refused, the connection intact.
+  Inbox inbox;
+  auto client = connect(agent, inbox, key("alpha", 'a'));
+  auto good = agent.take();
+  UcxStatus sent = client->send(wire::Report{1, 1});
+  cr_expect_eq(sent.message(), "a REPORT from the client, which only the agent sends");
+  sent = good->send(request(1));
+  cr_expect_eq(sent.message(), "a REQUEST from the agent, which only clients send");
+  cr_assert(client->send(request(2)).ok());
+  ReceivedMessage got = next_of(*good);
+  cr_expect(std::holds_alternative<wire::Request>(got.message));
+  cr_expect(!client->failed() && !good->failed());
 }

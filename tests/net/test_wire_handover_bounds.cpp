@@ -5,7 +5,8 @@
 //
 // Asserts the form of PROXY-45 (a hand-over's waits and parts, each part
 // with its objects, offsets and bytes, launches with their refs), PROXY-37
-// (a bytes message of a GET part) and PROXY-44 (a hand-over of any size:
+// (a bytes message of a GET part), PROXY-32 and PROXY-36 (a WORDS part's
+// writes, aligned words of objects) and PROXY-44 (a hand-over of any size:
 // the decoder takes a message of 2^40 bytes, one byte more it refuses
 // before reading a field).
 #include "test_wire_samples.hpp"
@@ -43,6 +44,10 @@ Raw raw_handover(const Handover &h) {
       raw.bytes.insert(raw.bytes.end(), l->parameters.bytes.begin(), l->parameters.bytes.end());
       raw.u32(static_cast<uint32_t>(l->refs.size()));
       for (const Ref &ref : l->refs) raw.u64(ref.place.object).u64(ref.place.offset).u32(ref.parameter_offset);
+    }
+    if (auto *w = std::get_if<Words>(&part)) {
+      raw.u32(static_cast<uint32_t>(w->writes.size()));
+      for (const Word &write : w->writes) raw.u64(write.place.object).u64(write.place.offset).u64(write.value);
     }
   }
   return raw;
@@ -193,6 +198,52 @@ Test(wire_handover_bounds, overlapping_refs_are_refused) {
   assert_handover_accepted(of(launch_of(24, {{{1, 0}, 8}, {{2, 0}, 0}, {{3, 0}, 16}})));
   assert_handover_refused(of(launch_of(24, {{{1, 0}, 8}, {{2, 0}, 0}, {{3, 0}, 8}})),
                           "a HANDOVER's part 0 (a LAUNCH): refs 0 and 2 overlap at parameter offset 8");
+}
+
+// ---- WORDS (PROXY-32, PROXY-36): 1 to 65536 writes, each to an object's
+// 8-byte aligned word.
+
+Words words_of(size_t count) {
+  Words words;
+  for (size_t i = 0; i < count; i++) words.writes.push_back(Word{{i + 1, 8 * i}, i * 3});
+  return words;
+}
+
+Test(wire_handover_bounds, words_of_1_and_65536_writes_pass_0_and_65537_are_refused) {
+  assert_handover_accepted(of(words_of(1)));
+  assert_handover_accepted(of(words_of(kWordsMax)));
+  // The decoder refuses the empty part as too short for a part first.
+  Handover empty = of(words_of(0));
+  assert_refused(empty, "a HANDOVER's part 0 (a WORDS) of 0 writes, at least 1", raw_handover(empty),
+                 "a HANDOVER of 1 part ends at byte 50 of 30, in parts");
+  // Where a later part's bytes fill the parts' least, the empty WORDS is.
+  static const std::string put(20, 'x');
+  Handover empty_first = Handover{1, 1, {}, {words_of(0), Put{{1, 0}, data_of(put)}}};
+  assert_refused(empty_first, "a HANDOVER's part 0 (a WORDS) of 0 writes, at least 1", raw_handover(empty_first),
+                 "a HANDOVER of 2 parts: part 0 (a WORDS) of 0 writes, at least 1");
+  Handover h = of(words_of(kWordsMax + 1));
+  assert_refused(h, "a HANDOVER's part 0 (a WORDS) of 65537 writes, at most 65536", raw_handover(h),
+                 "a HANDOVER of 1 part: part 0 (a WORDS) of 65537 writes, at most 65536");
+}
+
+Test(wire_handover_bounds, a_word_misaligned_of_object_0_or_past_2_64_is_refused) {
+  assert_handover_accepted(of(Words{{{{1, kMax64 - 15}, 5}}}));
+  assert_handover_refused(of(Words{{{{1, 8}, 0}, {{1, 12}, 0}}}),
+                          "a HANDOVER's part 0 (a WORDS)'s write 1: target offset 12, not a multiple of 8");
+  assert_handover_refused(of(Words{{{{0, 0}, 0}}}),
+                          "a HANDOVER's part 0 (a WORDS)'s write 0: target id 0, not an object's (they start at 1)");
+  assert_handover_refused(
+      of(Words{{{{1, kMax64 - 7}, 0}}}),
+      "a HANDOVER's part 0 (a WORDS)'s write 0: target offset 18446744073709551608 plus 8 bytes overflows 64 bits");
+}
+
+// A WORDS whose writes end past the message is refused naming them.
+Test(wire_handover_bounds, a_words_part_cut_short_is_refused_naming_its_writes) {
+  Raw raw = raw_handover(of(words_of(2)));
+  raw.bytes.resize(raw.bytes.size() - 4);
+  assert_decode_refuses(raw.bytes, "a HANDOVER of 1 part ends at byte " + std::to_string(raw.bytes.size() + 4) +
+                                       " of " + std::to_string(raw.bytes.size()) +
+                                       ", in part 0 (a WORDS)'s writes");
 }
 
 // ---- BYTES (PROXY-37)

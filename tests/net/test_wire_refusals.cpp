@@ -99,7 +99,7 @@ Test(wire_refusals, every_message_with_a_trailing_byte_is_refused_with_its_numbe
   }
   std::vector<uint8_t> handover = encoded(sample_messages()[10]);
   handover.insert(handover.end(), {1, 2});
-  cr_assert_eq(why_refused(handover), "a HANDOVER of 5 parts ends at byte " + std::to_string(handover.size() - 2) +
+  cr_assert_eq(why_refused(handover), "a HANDOVER of 6 parts ends at byte " + std::to_string(handover.size() - 2) +
                                           ", 2 bytes before the end of its " + std::to_string(handover.size()));
 }
 
@@ -131,13 +131,13 @@ Test(wire_refusals, an_unknown_op_is_refused) {
 }
 
 Test(wire_refusals, an_unknown_part_kind_is_refused) {
-  for (uint16_t kind : {0, 6, 0xffff}) {
+  for (uint16_t kind : {0, 7, 0xffff}) {
     Raw raw;
     raw.header(Kind::Handover).u32(1).u64(1).u32(0).u32(2);
     raw.u16(3).u64(1).u64(0).u64(1);
     raw.u16(kind).u64(1).u64(0).u64(1);
     cr_assert_eq(why_refused(raw.bytes),
-                 "a HANDOVER of 2 parts: part 1 of kind " + std::to_string(kind) + ", not 1 to 5 (COPY to LAUNCH)");
+                 "a HANDOVER of 2 parts: part 1 of kind " + std::to_string(kind) + ", not 1 to 6 (COPY to WORDS)");
   }
 }
 

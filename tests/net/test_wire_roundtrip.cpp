@@ -13,7 +13,8 @@
 // and bytes), PROXY-61, PROXY-79 (RELEASE of an object or an image),
 // PROXY-64 (a wait names the agent's id of the word's device), PROXY-69
 // (MAP_PEER of a source object), PROXY-73, PROXY-77 (IMAGE, ENTRY),
-// PROXY-89 (FAILURE carries the root cause).
+// PROXY-89 (FAILURE carries the root cause), PROXY-32, PROXY-36 (a
+// WORDS part's writes, each an object's word and its value).
 #include "test_wire_samples.hpp"
 
 #include <algorithm>
@@ -35,13 +36,14 @@ std::vector<std::vector<uint8_t>> sample_layouts() {
     return r;
   };
   Raw handover;
-  handover.header(Kind::Handover).u32(1).u64(42).u32(2).u32(0).u64(41).u32(2).u64(7).u32(5);
+  handover.header(Kind::Handover).u32(1).u64(42).u32(2).u32(0).u64(41).u32(2).u64(7).u32(6);
   handover.u16(1).u64(11).u64(1).u64(12).u64(2).u64(3);
   handover.u16(2).u64(13).u64(4).data(kPutBytes);
   handover.u16(3).u64(14).u64(5).u64(6);
   handover.u16(4).u64(15).u64(7).u64(8).u8(0xab);
   handover.u16(5).u64(7).u64(8).u32(1).u32(2).u32(3).u32(4).u32(5).u32(6).u32(1024).data(kParameters);
   handover.u32(2).u64(9).u64(16).u32(0).u64(10).u64(32).u32(16);
+  handover.u16(6).u32(2).u64(16).u64(8).u64(0x1122334455667788).u64(17).u64(0).u64(2);
   return {
       devices.bytes,
       request(1, Op::Open, 1, 100).text("rigd.conf: a=b").bytes,

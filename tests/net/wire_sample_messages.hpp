@@ -38,7 +38,8 @@ inline std::vector<wire::Message> sample_messages() {
       1,
       42,
       {{0, 41}, {2, 7}},
-      {Copy{{11, 1}, {12, 2}, 3}, Put{{13, 4}, data_of(kPutBytes)}, Get{{14, 5}, 6}, Fill{{15, 7}, 8, 0xab}, launch}};
+      {Copy{{11, 1}, {12, 2}, 3}, Put{{13, 4}, data_of(kPutBytes)}, Get{{14, 5}, 6}, Fill{{15, 7}, 8, 0xab}, launch,
+       Words{{{{16, 8}, 0x1122334455667788}, {{17, 0}, 2}}}}};
   return {
       devices,
       Request{1, 1, 100, Open{"rigd.conf: a=b"}},

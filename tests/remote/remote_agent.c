@@ -3,6 +3,7 @@
 #include "remote_agent.h"
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +36,8 @@ static void read_file(const char *path, char *out, size_t n) {
   fclose(f);
 }
 
-void remote_agent_or_skip(void) {
+/* Where the suite cannot run, before any test. */
+static void remote_agent_or_skip(void) {
   rig_machine_options_t none = {.size = sizeof none, .key_file = "/dev/null"};
   if (rig_machine_connect("127.0.0.1:1", &none, NULL) == RIG_EOPEN &&
       strstr(rig_last_error(), "built without machines")) {
@@ -150,4 +152,33 @@ rig_device_t *remote_open(rig_machine_t *m, const char *name) {
   rig_status_t s = rig_machine_open(m, name, NULL, &d);
   cr_assert(s == RIG_OK && d, "rig_machine_open %s: %s: %s", name, rig_status_name(s), rig_last_error());
   return d;
+}
+
+remote_agent_t agent;
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set) {
+  (void)set;
+  remote_agent_or_skip();
+}
+
+void remote_suite_start(void) { remote_agent_start(&agent, "quota_bytes = 268435456\ntest_knobs = allow\n"); }
+
+void remote_suite_stop(void) { remote_agent_stop(&agent); }
+
+rig_device_t *remote_slow_sim(rig_machine_t *m, const char *latency_us) {
+  char config[64];
+  snprintf(config, sizeof config, "latency_us=%s", latency_us);
+  rig_open_options_t o = {sizeof o, config};
+  rig_device_t *d = NULL;
+  rig_status_t s = rig_machine_open(m, "SIM:0", &o, &d);
+  cr_assert(s == RIG_OK && d, "rig_machine_open SIM:0 (%s): %s: %s", config, rig_status_name(s), rig_last_error());
+  return d;
+}
+
+rig_buffer_t *remote_buffer(rig_device_t *d, int64_t n) {
+  rig_buffer_t *b = NULL;
+  rig_status_t s = rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b);
+  cr_assert(s == RIG_OK, "rig_buffer_create %s of %lld: %s: %s", rig_device_name(d), (long long)n,
+            rig_status_name(s), rig_last_error());
+  return b;
 }

@@ -19,9 +19,13 @@ typedef struct remote_agent {
   char address[128]; /* "127.0.0.1:PORT", as rigd logged it */
 } remote_agent_t;
 
-/* Exits 77 (the suite's SKIP_RETURN_CODE) saying why, where librig has no
- * machines or rigd does not listen for them: a Criterion PRE_ALL hook. */
-void remote_agent_or_skip(void);
+/* The agent of the test running: each suite's init starts it (with a
+ * quota of 256 MiB and the sim's test knobs admitted), its fini stops it.
+ * Before any test, a suite exits 77 (its SKIP_RETURN_CODE) saying why
+ * where librig has no machines or rigd does not listen for them. */
+extern remote_agent_t agent;
+void remote_suite_start(void);
+void remote_suite_stop(void);
 /* Starts the agent, config_lines added to its config file (may be "");
  * fails the test where it does not listen. */
 void remote_agent_start(remote_agent_t *a, const char *config_lines);
@@ -34,5 +38,9 @@ void remote_agent_stop(remote_agent_t *a);
 rig_machine_t *remote_connect(remote_agent_t *a, const char *name);
 /* Opens NAME on m; fails the test where it does not. */
 rig_device_t *remote_open(rig_machine_t *m, const char *name);
+/* SIM:0 on m, each of its values taking latency_us. */
+rig_device_t *remote_slow_sim(rig_machine_t *m, const char *latency_us);
+/* n bytes of d's Device memory; fails the test where it has none. */
+rig_buffer_t *remote_buffer(rig_device_t *d, int64_t n);
 
 #endif

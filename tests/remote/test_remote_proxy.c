@@ -26,23 +26,12 @@
 #include "remote_agent.h"
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-ReportHook(PRE_ALL)(struct criterion_test_set *set) {
-  (void)set;
-  remote_agent_or_skip();
-}
-
-static remote_agent_t agent;
-
-static void start(void) { remote_agent_start(&agent, "quota_bytes = 268435456\ntest_knobs = allow\n"); }
-static void stop(void) { remote_agent_stop(&agent); }
-
-TestSuite(remote_proxy, .init = start, .fini = stop, .timeout = 60);
+TestSuite(remote_proxy, .init = remote_suite_start, .fini = remote_suite_stop, .timeout = 60);
 
 static bool names_device(const char *name, const char *want) { return strcmp(name, want) == 0; }
 
@@ -50,14 +39,6 @@ static void count_machine_devices(const char *name, const char *why, void *conte
   if (!why && (names_device(name, "CPU@machine") || names_device(name, "MEM:0@machine") ||
                names_device(name, "SIM:0@machine")))
     (*(int *)context)++;
-}
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  rig_status_t s = rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b);
-  cr_assert(s == RIG_OK, "rig_buffer_create %s of %lld: %s: %s", rig_device_name(d), (long long)n,
-            rig_status_name(s), rig_last_error());
-  return b;
 }
 
 Test(remote_proxy, a_proxy_for_each_device_the_agent_opened) {
@@ -95,7 +76,7 @@ Test(remote_proxy, a_copy_of_64_mib_each_way) {
   cr_assert(out && back);
   for (size_t i = 0; i < n; i++) out[i] = (uint8_t)(i * 131 + (i >> 16));
   memset(back, 0, n);
-  rig_buffer_t *b = create(mem, n);
+  rig_buffer_t *b = remote_buffer(mem, n);
   cr_assert_eq(rig_buffer_blit_from_bytes(out, n, 0, b, 0, n), RIG_OK, "%s", rig_last_error());
   cr_assert_eq(rig_buffer_blit_to_bytes(b, 0, back, n, 0, n), RIG_OK, "%s", rig_last_error());
   cr_expect(memcmp(out, back, n) == 0, "PROXY-37, PROXY-81: the bytes came back as they went");
@@ -114,7 +95,7 @@ Test(remote_proxy, a_put_sends_the_bytes_of_its_submit) {
   cr_assert_eq(rig_buffer_create(rig_host(), n, RIG_MEMORY_DEVICE, &host), RIG_OK);
   uint8_t *h = rig_buffer_host(host);
   memset(h, 0x5a, n);
-  rig_buffer_t *b = create(mem, n);
+  rig_buffer_t *b = remote_buffer(mem, n);
   rig_box_t row = rig_row(0, 0, n);
   rig_point_t p;
   cr_assert_eq(rig_buffer_submit_copy(host, b, &row, 1, NULL, 0, &p), RIG_OK, "%s", rig_last_error());
@@ -132,10 +113,8 @@ Test(remote_proxy, a_put_sends_the_bytes_of_its_submit) {
 Test(remote_proxy, later_past_64_mib_in_flight) {
   enum { n = 65 << 20 };
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_open_options_t slow = {sizeof slow, "latency_us=300000"};
-  rig_device_t *sim = NULL;
-  cr_assert_eq(rig_machine_open(m, "SIM:0", &slow, &sim), RIG_OK, "%s", rig_last_error());
-  rig_buffer_t *a = create(sim, n), *b = create(sim, n), *c = create(sim, 4096), *d = create(sim, 4096);
+  rig_device_t *sim = remote_slow_sim(m, "300000");
+  rig_buffer_t *a = remote_buffer(sim, n), *b = remote_buffer(sim, n), *c = remote_buffer(sim, 4096), *d = remote_buffer(sim, 4096);
   rig_box_t big = rig_row(0, 0, n), small = rig_row(0, 0, 4096);
   rig_point_t first, second;
   cr_assert_eq(rig_buffer_submit_copy(a, b, &big, 1, NULL, 0, &first), RIG_OK, "%s", rig_last_error());
@@ -155,7 +134,7 @@ Test(remote_proxy, alloc_refused_past_the_quota) {
   rig_status_t s = rig_buffer_create(mem, (int64_t)512 << 20, RIG_MEMORY_DEVICE, &b);
   cr_expect_eq(s, RIG_ENOMEM, "PROXY-58, PROXY-59: the agent refuses 512 MiB past a quota of 256 MiB: %s",
                rig_last_error());
-  rig_buffer_t *fits = create(mem, 4096);
+  rig_buffer_t *fits = remote_buffer(mem, 4096);
   cr_expect_not_null(fits, "PROXY-58: an alloc within it");
   rig_buffer_unref(fits);
 }
@@ -166,11 +145,9 @@ Test(remote_proxy, alloc_refused_past_the_quota) {
  * (PROXY-39, PROXY-45's waits). */
 Test(remote_proxy, a_wait_on_another_proxy_of_the_link_goes_to_the_agent) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_open_options_t slow = {sizeof slow, "latency_us=300000"};
-  rig_device_t *sim = NULL;
-  cr_assert_eq(rig_machine_open(m, "SIM:0", &slow, &sim), RIG_OK, "%s", rig_last_error());
+  rig_device_t *sim = remote_slow_sim(m, "300000");
   rig_device_t *mem = remote_open(m, "MEM:0");
-  rig_buffer_t *s = create(sim, 4096), *b = create(mem, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096), *b = remote_buffer(mem, 4096);
   rig_point_t filled, after;
   cr_assert_eq(rig_buffer_submit_fill(s, 7, NULL, 0, &filled), RIG_OK, "%s", rig_last_error());
   cr_assert_eq(rig_buffer_submit_fill(b, 9, &filled, 1, &after), RIG_OK, "%s", rig_last_error());
@@ -189,11 +166,9 @@ Test(remote_proxy, a_wait_on_another_proxy_of_the_link_goes_to_the_agent) {
  * that asks the agent faults (PROXY-60, PROXY-91). */
 Test(remote_proxy, the_agent_killed_loses_every_proxy_of_the_link) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_open_options_t slow = {sizeof slow, "latency_us=2000000"};
-  rig_device_t *sim = NULL;
-  cr_assert_eq(rig_machine_open(m, "SIM:0", &slow, &sim), RIG_OK, "%s", rig_last_error());
+  rig_device_t *sim = remote_slow_sim(m, "2000000");
   rig_device_t *mem = remote_open(m, "MEM:0");
-  rig_buffer_t *s = create(sim, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096);
   rig_point_t pending;
   cr_assert_eq(rig_buffer_submit_fill(s, 3, NULL, 0, &pending), RIG_OK, "%s", rig_last_error());
   remote_agent_kill(&agent);
@@ -241,7 +216,7 @@ Test(remote_proxy, an_open_connects_through_rig_machines) {
   rig_device_t *d = NULL;
   cr_assert_eq(rig_open("MEM:0@peer", NULL, &d), RIG_OK, "%s", rig_last_error());
   cr_expect_str_eq(rig_device_name(d), "MEM:0@peer");
-  rig_buffer_t *b = create(d, 4096);
+  rig_buffer_t *b = remote_buffer(d, 4096);
   cr_expect_eq(rig_buffer_fill(b, 1), RIG_OK, "the proxy runs work: %s", rig_last_error());
   rig_buffer_unref(b);
 }

@@ -6,41 +6,13 @@
 #include "remote_agent.h"
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-ReportHook(PRE_ALL)(struct criterion_test_set *set) {
-  (void)set;
-  remote_agent_or_skip();
-}
-
-static remote_agent_t agent;
-
-static void start(void) { remote_agent_start(&agent, "quota_bytes = 268435456\ntest_knobs = allow\n"); }
-static void stop(void) { remote_agent_stop(&agent); }
-
-TestSuite(remote_work, .init = start, .fini = stop, .timeout = 60);
-
-static rig_buffer_t *create(rig_device_t *d, int64_t n) {
-  rig_buffer_t *b = NULL;
-  rig_status_t s = rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b);
-  cr_assert(s == RIG_OK, "rig_buffer_create %s of %lld: %s: %s", rig_device_name(d), (long long)n,
-            rig_status_name(s), rig_last_error());
-  return b;
-}
-
-static rig_device_t *slow_sim(rig_machine_t *m, const char *latency) {
-  char config[64];
-  snprintf(config, sizeof config, "latency_us=%s", latency);
-  rig_open_options_t o = {sizeof o, config};
-  rig_device_t *d = NULL;
-  cr_assert_eq(rig_machine_open(m, "SIM:0", &o, &d), RIG_OK, "%s", rig_last_error());
-  return d;
-}
+TestSuite(remote_work, .init = remote_suite_start, .fini = remote_suite_stop, .timeout = 60);
 
 static bool reached(rig_point_t p) {
   bool r = false;
@@ -55,7 +27,7 @@ Test(remote_work, one_value_per_submit_after_the_word_at_open) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *mem = remote_open(m, "MEM:0");
   uint64_t start = rig_submitted(mem);
-  rig_buffer_t *b = create(mem, 4096);
+  rig_buffer_t *b = remote_buffer(mem, 4096);
   rig_point_t first, second;
   cr_assert_eq(rig_buffer_submit_fill(b, 1, NULL, 0, &first), RIG_OK, "%s", rig_last_error());
   cr_assert_eq(rig_buffer_submit_fill(b, 2, NULL, 0, &second), RIG_OK, "%s", rig_last_error());
@@ -86,7 +58,7 @@ Test(remote_work, copies_of_rows_apart) {
   uint8_t *h = rig_buffer_host(host), *k = rig_buffer_host(back);
   for (int i = 0; i < rows * pitch; i++) h[i] = (uint8_t)(i * 7 + 3);
   memset(k, 0, rows * pitch);
-  rig_buffer_t *packed = create(mem, width * rows), *apart = create(mem, rows * pitch);
+  rig_buffer_t *packed = remote_buffer(mem, width * rows), *apart = remote_buffer(mem, rows * pitch);
   rig_box_t to_packed = {0, 0, width, rows, pitch, width}, to_apart = {0, 0, width, rows, pitch, pitch};
   rig_point_t put;
   cr_assert_eq(rig_buffer_submit_copy(host, packed, &to_packed, 1, NULL, 0, &put), RIG_OK, "%s", rig_last_error());
@@ -112,9 +84,9 @@ Test(remote_work, copies_of_rows_apart) {
  * word (PROXY-48) before its bytes go (PROXY-50). */
 Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "300000");
+  rig_device_t *sim = remote_slow_sim(m, "300000");
   rig_device_t *mem = remote_open(m, "MEM:0");
-  rig_buffer_t *s = create(sim, 4096), *b = create(mem, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096), *b = remote_buffer(mem, 4096);
   rig_point_t filled;
   cr_assert_eq(rig_buffer_submit_fill(s, 7, NULL, 0, &filled), RIG_OK, "%s", rig_last_error());
   cr_assert(!reached(filled));
@@ -131,13 +103,16 @@ Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
 }
 
 /* A copy from this process's memory waits for the proxy's own last value
- * with a copy into it (PROXY-49). */
+ * with a copy into it (PROXY-49): here into the proxy's Pinned memory,
+ * pages of this process's, which a copy into the host's own memory would
+ * wait for before it returned (COPY-59). */
 Test(remote_work, a_put_waits_for_the_last_get_of_its_proxy) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "300000");
-  rig_buffer_t *s = create(sim, 4096), *t = create(sim, 4096);
+  rig_device_t *sim = remote_slow_sim(m, "300000");
+  rig_buffer_t *s = remote_buffer(sim, 4096), *t = remote_buffer(sim, 4096);
   rig_buffer_t *in = NULL, *out = NULL;
-  cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &in), RIG_OK);
+  cr_assert_eq(rig_buffer_create(sim, 4096, RIG_MEMORY_PINNED, &in), RIG_OK, "%s", rig_last_error());
+  cr_assert_not_null(rig_buffer_host(in), "PROXY-35: the proxy's Pinned memory is this process's");
   cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &out), RIG_OK);
   rig_box_t row = rig_row(0, 0, 4096);
   rig_point_t got;
@@ -168,14 +143,14 @@ static void *wait_for_point(void *arg) {
  * PROXY-06). */
 Test(remote_work, a_wait_holds_up_no_other_thread) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "500000");
+  rig_device_t *sim = remote_slow_sim(m, "500000");
   rig_device_t *mem = remote_open(m, "MEM:0");
-  rig_buffer_t *s = create(sim, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096);
   struct waiter w = {.status = RIG_EINVAL};
   cr_assert_eq(rig_buffer_submit_fill(s, 7, NULL, 0, &w.point), RIG_OK, "%s", rig_last_error());
   pthread_t thread;
   cr_assert_eq(pthread_create(&thread, NULL, wait_for_point, &w), 0);
-  rig_buffer_t *b = create(mem, 4096);
+  rig_buffer_t *b = remote_buffer(mem, 4096);
   cr_assert_eq(rig_buffer_fill(b, 5), RIG_OK, "%s", rig_last_error());
   uint8_t byte = 0;
   cr_assert_eq(rig_buffer_blit_to_bytes(b, 9, &byte, 1, 0, 1), RIG_OK);
@@ -194,7 +169,7 @@ Test(remote_work, proxies_of_two_links_are_no_peers) {
   rig_device_t *a = remote_open(m, "MEM:0"), *b = remote_open(other, "MEM:0");
   cr_expect(rig_reaches(a, a));
   cr_expect(!rig_reaches(a, b), "PROXY-66: proxies of two links");
-  rig_buffer_t *on_b = create(b, 4096), *borrowed = NULL;
+  rig_buffer_t *on_b = remote_buffer(b, 4096), *borrowed = NULL;
   cr_expect_eq(rig_buffer_borrow(a, on_b, &borrowed), RIG_OK, "%s", rig_last_error());
   cr_expect_null(borrowed, "PROXY-67: no mapping across links");
   rig_buffer_unref(on_b);
@@ -209,7 +184,7 @@ Test(remote_work, no_host_mapping_and_no_dma) {
   cr_assert_eq(rig_buffer_create(rig_host(), 1 << 16, RIG_MEMORY_DEVICE, &host), RIG_OK);
   cr_expect_eq(rig_buffer_borrow(mem, host, &borrowed), RIG_OK, "%s", rig_last_error());
   cr_expect_null(borrowed, "PROXY-71: the proxy maps no host memory");
-  rig_buffer_t *b = create(mem, 4096);
+  rig_buffer_t *b = remote_buffer(mem, 4096);
   rig_dma_t dma = {.size = sizeof dma};
   cr_expect_eq(rig_buffer_dma(b, "0000:00:00.0", &dma), RIG_EOPEN);
   cr_expect(strstr(rig_last_error(), "another machine's") != NULL, "PROXY-72: %s", rig_last_error());
@@ -238,7 +213,7 @@ Test(remote_work, a_proxy_that_handed_work_over_is_made_once_per_link) {
   cr_assert_eq(rig_close(idle), RIG_OK, "%s", rig_last_error());
   rig_device_t *worked = remote_open(m, "MEM:0");
   cr_expect_neq(worked, NULL, "PROXY-15: made again after a close with no work");
-  rig_buffer_t *b = create(worked, 4096);
+  rig_buffer_t *b = remote_buffer(worked, 4096);
   cr_assert_eq(rig_buffer_fill(b, 1), RIG_OK, "%s", rig_last_error());
   rig_buffer_unref(b);
   cr_assert_eq(rig_close(worked), RIG_OK, "%s", rig_last_error());
@@ -254,9 +229,9 @@ Test(remote_work, a_proxy_that_handed_work_over_is_made_once_per_link) {
  * PROXY-95, PROXY-96); submit and image fault (PROXY-53, PROXY-76). */
 Test(remote_work, stop_after_the_agent_died_writes_the_last_value) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *sim = slow_sim(m, "2000000");
+  rig_device_t *sim = remote_slow_sim(m, "2000000");
   rig_device_t *host = remote_open(m, "CPU");
-  rig_buffer_t *s = create(sim, 4096);
+  rig_buffer_t *s = remote_buffer(sim, 4096);
   rig_point_t pending;
   cr_assert_eq(rig_buffer_submit_fill(s, 3, NULL, 0, &pending), RIG_OK, "%s", rig_last_error());
   remote_agent_kill(&agent);
@@ -272,4 +247,141 @@ Test(remote_work, stop_after_the_agent_died_writes_the_last_value) {
   uint64_t word = 0;
   rig_signaled(sim, &word);
   cr_expect_eq(word, last, "PROXY-82, PROXY-95, PROXY-96: the word holds the last value submitted");
+}
+
+/* Submits a words part of the n writes on d, slot j the memory of write
+ * j, after waits; answers rig_submit's status. */
+static rig_status_t submit_words(rig_device_t *d, rig_word_write_t *writes, size_t n, rig_buffer_t **slots,
+                                 const rig_point_t *waits, size_t nwaits, rig_point_t *out) {
+  rig_part_t words = {.kind = RIG_WORDS};
+  words.u.words.writes = writes;
+  words.u.words.count = n;
+  rig_submission_t *submission = NULL;
+  cr_assert_eq(rig_submission_make(d, &words, 1, NULL, &submission), RIG_OK, "%s", rig_last_error());
+  rig_run_t *run = NULL;
+  cr_assert_eq(rig_submission_take(submission, &run), RIG_OK, "%s", rig_last_error());
+  rig_status_t status = rig_submit(run, slots, n, waits, nwaits, out);
+  rig_submission_unref(submission);
+  return status;
+}
+
+/* The machine's host runs words parts, in order, after the SIM's slow
+ * fill they wait for (PROXY-32, PROXY-36, PROXY-39); another proxy
+ * refuses them (PROXY-41). */
+Test(remote_work, words_run_on_the_machines_host_alone) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = remote_slow_sim(m, "200000");
+  rig_device_t *cpu = remote_open(m, "CPU");
+  rig_buffer_t *s = remote_buffer(sim, 4096), *on_cpu = remote_buffer(cpu, 64);
+  rig_point_t slow;
+  cr_assert_eq(rig_buffer_submit_fill(s, 5, NULL, 0, &slow), RIG_OK, "%s", rig_last_error());
+  rig_word_write_t writes[] = {{{0, NULL}, 0, 0xfeed}, {{1, NULL}, 8, 1}, {{2, NULL}, 8, 2}};
+  rig_buffer_t *slots[] = {on_cpu, on_cpu, on_cpu};
+  rig_point_t written;
+  cr_assert_eq(submit_words(cpu, writes, 3, slots, &slow, 1, &written), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_point_wait(written), RIG_OK, "%s", rig_last_error());
+  cr_expect(reached(slow), "PROXY-39: the words ran after the fill they wait for");
+  uint64_t seen[2] = {0, 0};
+  cr_assert_eq(rig_buffer_blit_to_bytes(on_cpu, 0, seen, sizeof seen, 0, sizeof seen), RIG_OK);
+  cr_expect(seen[0] == 0xfeed && seen[1] == 2, "PROXY-32, PROXY-36: the words, in order: %#lx %#lx",
+            (unsigned long)seen[0], (unsigned long)seen[1]);
+
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *b = remote_buffer(mem, 64);
+  rig_word_write_t write = {{0, NULL}, 0, 7};
+  rig_point_t p;
+  cr_expect_eq(submit_words(mem, &write, 1, &b, NULL, 0, &p), RIG_EINVAL, "PROXY-41: words ran on MEM:0@machine");
+  rig_buffer_unref(b);
+  rig_buffer_unref(on_cpu);
+  rig_buffer_unref(s);
+}
+
+/* Submits the copies from[j] to to[j] (slots 2j, 2j + 1) as one
+ * submission on d; answers rig_submit's status, or make's where it
+ * refuses. */
+static rig_status_t submit_copies(rig_device_t *d, rig_buffer_t **from, rig_buffer_t **to, size_t n) {
+  rig_part_t parts[4];
+  rig_buffer_t *slots[8];
+  for (size_t j = 0; j < n; j++) {
+    parts[j] = (rig_part_t){.kind = RIG_COPY};
+    parts[j].u.copy.src = (rig_operand_t){(uint32_t)(2 * j), NULL};
+    parts[j].u.copy.dst = (rig_operand_t){(uint32_t)(2 * j + 1), NULL};
+    slots[2 * j] = from[j];
+    slots[2 * j + 1] = to[j];
+  }
+  rig_submission_t *submission = NULL;
+  rig_status_t made = rig_submission_make(d, parts, n, NULL, &submission);
+  if (made != RIG_OK) return made;
+  rig_run_t *run = NULL;
+  cr_assert_eq(rig_submission_take(submission, &run), RIG_OK, "%s", rig_last_error());
+  rig_point_t p;
+  rig_status_t status = rig_submit(run, slots, 2 * n, NULL, 0, &p);
+  if (status == RIG_OK) cr_assert_eq(rig_point_wait(p), RIG_OK, "%s", rig_last_error());
+  rig_submission_unref(submission);
+  return status;
+}
+
+/* One submission may copy from this process's memory then into it, but
+ * not into it then from it: submit reads a PUT's bytes before the agent
+ * runs an earlier GET (PROXY-42). */
+Test(remote_work, no_copy_from_host_memory_after_a_copy_into_it) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_buffer_t *a = remote_buffer(mem, 4096), *b = remote_buffer(mem, 4096);
+  rig_buffer_t *in = NULL, *out = NULL;
+  cr_assert_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_PINNED, &in), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_PINNED, &out), RIG_OK, "%s", rig_last_error());
+  memset(rig_buffer_host(out), 0x42, 4096);
+  rig_buffer_t *put_then_get_from[] = {out, a}, *put_then_get_to[] = {a, in};
+  cr_expect_eq(submit_copies(mem, put_then_get_from, put_then_get_to, 2), RIG_OK, "a PUT, then a GET: %s",
+               rig_last_error());
+  cr_expect_eq(((uint8_t *)rig_buffer_host(in))[4095], 0x42, "the GET read what the PUT wrote");
+  rig_buffer_t *get_then_put_from[] = {a, out}, *get_then_put_to[] = {in, b};
+  cr_expect_eq(submit_copies(mem, get_then_put_from, get_then_put_to, 2), RIG_EINVAL,
+               "PROXY-42: a GET, then a PUT, in one submission");
+  rig_buffer_unref(a);
+  rig_buffer_unref(b);
+  rig_buffer_unref(in);
+  rig_buffer_unref(out);
+}
+
+/* free releases the agent's object: with no cache, 16 buffers of 64 MiB
+ * one after the other fit a quota of 256 MiB (PROXY-61). */
+Test(remote_work, free_releases_the_agents_object) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  cr_assert_eq(rig_set_cache_limit(mem, 0), RIG_OK, "%s", rig_last_error());
+  for (int i = 0; i < 16; i++) {
+    rig_buffer_t *b = NULL;
+    rig_status_t s = rig_buffer_create(mem, (int64_t)64 << 20, RIG_MEMORY_DEVICE, &b);
+    cr_assert_eq(s, RIG_OK, "PROXY-61: buffer %d of 64 MiB: %s", i, rig_last_error());
+    cr_assert_eq(rig_buffer_fill(b, (uint8_t)i), RIG_OK, "%s", rig_last_error());
+    rig_buffer_unref(b);
+  }
+}
+
+/* A borrow across proxies of one link maps the memory on the agent, as a
+ * new object, where the agent's device reaches it (PROXY-65, PROXY-69):
+ * 1 MiB, which starts on a page, as the agent's sim maps a memory
+ * device's memory (rig.txt, Machines); once the job failed, asking
+ * faults (PROXY-70). */
+Test(remote_work, a_borrow_across_proxies_of_a_link_asks_the_agent) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0"), *sim = remote_slow_sim(m, "0");
+  rig_device_t *by = rig_reaches(mem, sim) ? mem : rig_reaches(sim, mem) ? sim : NULL;
+  if (!by) cr_skip_test("neither of the agent's MEM:0 and SIM:0 reaches the other");
+  rig_device_t *owner = by == mem ? sim : mem;
+  rig_buffer_t *b = remote_buffer(owner, 1 << 20), *borrowed = NULL;
+  cr_assert_eq(rig_buffer_fill(b, 0x3c), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_buffer_borrow(by, b, &borrowed), RIG_OK, "%s", rig_last_error());
+  cr_assert_not_null(borrowed, "PROXY-69: %s maps %s's memory", rig_device_name(by), rig_device_name(owner));
+  uint8_t byte = 0;
+  cr_assert_eq(rig_buffer_blit_to_bytes(borrowed, 100, &byte, 1, 0, 1), RIG_OK, "%s", rig_last_error());
+  cr_expect_eq(byte, 0x3c, "PROXY-69: the mapping is the same memory");
+  rig_buffer_t *c = remote_buffer(owner, 4096), *late = NULL;
+  remote_agent_kill(&agent);
+  cr_expect_neq(rig_buffer_borrow(by, c, &late), RIG_OK, "PROXY-70: a mapping asked once the job failed");
+  rig_buffer_unref(borrowed);
+  rig_buffer_unref(b);
+  rig_buffer_unref(c);
 }

@@ -104,7 +104,14 @@ std::unique_ptr<MachineClient> MachineClient::connect(const std::string &address
   return client;
 }
 
-bool MachineClient::send(const wire::Message &message) { return channel_->send(message).ok(); }
+bool MachineClient::send(const wire::Message &message) {
+  rig::net::UcxStatus sent = channel_->send(message);
+  if (!sent.ok()) {
+    std::lock_guard g(mu_);
+    if (!failure_) failure_ = "the send failed: " + sent.message();
+  }
+  return sent.ok();
+}
 
 std::optional<MachineClient::Answer> MachineClient::request(uint32_t device, uint64_t object, wire::Operation op) {
   uint64_t number;
