@@ -5,9 +5,10 @@
  *
  * Each client holds work that is not done when the failure comes: a fill
  * of SIM:0@peer opened with latency_us (each value takes 20 s) or
- * fault_at (its first value faults), and, but for the cut, a copy from
- * MEM:0@peer into this process's memory that waits for that fill (the
- * wait carried to the agent in the hand-over, PROXY-33).
+ * fault_at (its first value faults), and, but for the cut, a copy between
+ * two buffers of MEM:0@peer that waits for that fill (the wait carried to
+ * the agent in the hand-over, PROXY-33; a copy into this process's memory
+ * would hold its submit until done, as rig stages it).
  *
  * Asserts PROXY-07 (when the job fails every proxy of the link reports
  * it: both proxies lost, every pending wait RIG_ELOST), PROXY-88 (a wait
@@ -41,14 +42,15 @@ TestSuite(remote_failures, .fini = machine_fixture_down, .timeout = 90);
 enum { cut_bound_ms = 2000, slack_ms = 1000 };
 /* "At once" for a dead agent: the kernel's reset, not the bound. */
 enum { dead_agent_ms = 1500 };
-/* A sim whose every value takes 20 s: work still held at any failure. */
-static const char slow_sim[] = "latency_us=20000000";
+/* A sim whose every value takes 20 s, within its hang bound on the agent:
+ * work still held at any failure. */
+static const char slow_sim[] = "latency_us=20000000,hang_ms=60000";
 
 /* What a client holds when the failure comes. */
 struct pending {
   rig_machine_t *machine;
   rig_device_t *mem, *sim;
-  rig_buffer_t *host, *remote, *spare, *word;
+  rig_buffer_t *host, *remote, *copy, *spare, *word;
   rig_point_t held[2]; /* not reached when the job fails */
   const char *held_names[2];
   int nheld;
@@ -67,6 +69,7 @@ static int open_both(struct pending *p, uint32_t bound_ms, const char *sim_confi
   memset(bytes, 0x5a, (size_t)(64 * MIB));
   EXPECT(rig_buffer_of_memory(bytes, 64 * MIB, free, bytes, &p->host) == RIG_OK, "%s", rig_last_error());
   EXPECT(rig_buffer_create(p->mem, 64 * MIB, RIG_MEMORY_DEVICE, &p->remote) == RIG_OK, "%s", rig_last_error());
+  EXPECT(rig_buffer_create(p->mem, 64 * MIB, RIG_MEMORY_DEVICE, &p->copy) == RIG_OK, "%s", rig_last_error());
   EXPECT(rig_buffer_create(p->mem, 4096, RIG_MEMORY_DEVICE, &p->spare) == RIG_OK, "%s", rig_last_error());
   EXPECT(rig_buffer_create(p->sim, 4096, RIG_MEMORY_DEVICE, &p->word) == RIG_OK, "%s", rig_last_error());
   rig_status_t copied = rig_buffer_copy(p->host, p->remote);
@@ -75,8 +78,7 @@ static int open_both(struct pending *p, uint32_t bound_ms, const char *sim_confi
 }
 
 /* Holds the fill of SIM:0@peer that takes the latency its open set, and,
- * where after_it, the copy of MEM:0@peer into this process's memory that
- * waits for that fill. */
+ * where after_it, a copy of MEM:0@peer's that waits for that fill. */
 static int hold_work(struct pending *p, bool after_it) {
   rig_status_t s = rig_buffer_submit_fill(p->word, 7, NULL, 0, &p->held[0]);
   EXPECT(s == RIG_OK, "the fill of SIM:0@peer: %s: %s", rig_status_name(s), rig_last_error());
@@ -84,7 +86,7 @@ static int hold_work(struct pending *p, bool after_it) {
   p->nheld = 1;
   if (!after_it) return 0;
   rig_box_t box = rig_row(0, 0, 64 * MIB);
-  s = rig_buffer_submit_copy(p->remote, p->host, &box, 1, &p->held[0], 1, &p->held[1]);
+  s = rig_buffer_submit_copy(p->remote, p->copy, &box, 1, &p->held[0], 1, &p->held[1]);
   EXPECT(s == RIG_OK, "the copy after the fill: %s: %s", rig_status_name(s), rig_last_error());
   p->held_names[1] = "the copy of MEM:0@peer after the fill";
   p->nheld = 2;
