@@ -100,8 +100,7 @@ static int make_directory(struct machine_agent *a) {
 
 /* ---- rigd ------------------------------------------------------------------- */
 
-/* rigd's log, NUL-terminated, into text (the rest dropped). */
-static void read_log(const struct machine_agent *a, char *text, size_t size) {
+void machine_agent_log(const struct machine_agent *a, char *text, size_t size) {
   text[0] = '\0';
   FILE *log = fopen(a->log, "re");
   if (!log) return;
@@ -128,7 +127,7 @@ static int await_listening(struct machine_agent *a) {
   clock_gettime(CLOCK_MONOTONIC, &start);
   char text[8192];
   for (;;) {
-    read_log(a, text, sizeof text);
+    machine_agent_log(a, text, sizeof text);
     const char *line = strstr(text, listening);
     if (line && strchr(line, '\n')) {
       line += strlen(listening);

@@ -20,6 +20,7 @@
 #define RIG_TESTS_MACHINE_AGENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "two_hosts.h"
@@ -54,6 +55,10 @@ int machine_agent_kill(struct machine_agent *a);
 /* Kills rigd where it runs and removes the directory; a zeroed agent does
  * nothing. */
 void machine_agent_stop(struct machine_agent *a);
+
+/* rigd's log as it stands, NUL-terminated, into text (of size bytes; the
+ * rest dropped). */
+void machine_agent_log(const struct machine_agent *a, char *text, size_t size);
 
 /* Sets, in the calling process, what a client of side (and rigd, in
  * side a) needs of UCX: UCX_TLS=tcp and UCX_NET_DEVICES its veth end. */
