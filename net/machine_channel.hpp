@@ -78,7 +78,7 @@ struct ChannelHandlers {
   // data are valid during the call.  It may run before connect returns.
   std::function<void(const wire::Message &message)> message;
   // Where the length bytes of the BYTES whose fields are head (its data
-  // empty) land: a span of at least length bytes, valid until message()
+  // empty; its fields checked with length as wire_check does) land: a span of at least length bytes, valid until message()
   // hears that BYTES; an empty span fails the connection ("BYTES for no
   // GET").
   std::function<std::span<std::byte>(const wire::Bytes &head, uint64_t length)> place_bytes;

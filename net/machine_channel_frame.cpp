@@ -81,6 +81,7 @@ wire::Result<wire::Bytes> decode_bytes_head(std::span<const std::byte> header, u
   if (stated != length)
     return refusal("a BYTES' header states ", wire::count_of(stated, "bytes"), " of data, its message carries ",
                    length);
+  if (auto refused = wire::check_bytes_head(head, length)) return *refused;
   return head;
 }
 

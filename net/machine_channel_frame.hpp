@@ -24,8 +24,9 @@ namespace rig::net::channel {
 // on endpoint, waiting until UCX completed it.
 UcxStatus send_message(UcxEndpoint &endpoint, const wire::Message &message);
 
-// The fields of a BYTES from its active message's header, the length of
-// its data (the message's data) not yet landed: its data empty.
+// The fields of a BYTES from its active message's header, checked with
+// the length of its data (the message's data, not yet landed): its data
+// empty.
 wire::Result<wire::Bytes> decode_bytes_head(std::span<const std::byte> header, uint64_t length);
 
 // The wire message of an active message of id (1 to 9), decoded and

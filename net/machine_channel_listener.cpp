@@ -94,11 +94,22 @@ struct AgentListener::State {
       inbox->poked = false;
       lock.unlock();
       for (auto it = handshakes.begin(); it != handshakes.end();)
-        it = step(*it) ? handshakes.erase(it) : it + 1;
+        it = step_or_drop(*it) ? handshakes.erase(it) : it + 1;
       lock.lock();
       auto next = Clock::now() + bound;
       for (const Handshake &handshake : handshakes) next = std::min(next, handshake.deadline);
       inbox->changed.wait_until(lock, next, [&] { return inbox->stopping || inbox->poked || !inbox->arrived.empty(); });
+    }
+  }
+
+  // As step; a handshake whose step threw (memory ran out, the owner's
+  // callback threw) is dropped, since nothing may end the thread.
+  bool step_or_drop(Handshake &handshake) {
+    try {
+      return step(handshake);
+    } catch (...) {
+      if (handshake.side) handshake.side->close();
+      return true;
     }
   }
 

@@ -223,7 +223,16 @@ void UcxEndpoint::deliver_ready() {
       landing->self = shared_from_this();
       landing->handler = std::move(handler);
       if (placed.empty() && arrival.length > 0) {
-        landing->own.resize(arrival.length);
+        // The peer chose the length: where this process has no room for
+        // it, the endpoint fails, and the process goes on.
+        try {
+          landing->own.resize(arrival.length);
+        } catch (const std::exception &) {
+          core_->release(arrival);
+          fail(UCS_ERR_NO_MEMORY, "(no memory for the " + std::to_string(arrival.length) + " bytes of message " +
+                                      std::to_string(arrival.seq) + ")");
+          return;
+        }
         placed = landing->own;
       }
       landing->buffer = placed.first(arrival.length);

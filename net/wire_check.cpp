@@ -209,7 +209,9 @@ Refused check_handover(const Handover &handover) {
   const char *subject = "a HANDOVER";
   if (auto refused = check_positive(subject, "value", handover.value)) return refused;
   if (auto refused = check_count(subject, handover.waits.size(), 0, kWaitsMax, "waits")) return refused;
-  if (auto refused = check_count(subject, handover.parts.size(), 1, kPartsMax, "parts")) return refused;
+  // A value may have no parts (rig gives an image load a value, and a
+  // submission only waits): its hand-over still numbers it.
+  if (auto refused = check_count(subject, handover.parts.size(), 0, kPartsMax, "parts")) return refused;
   for (size_t i = 0; i < handover.parts.size(); i++) {
     const Part &part = handover.parts[i];
     if (auto refused = check_part(words(subject, "'s part ", i, " (", a_part(part.index() + 1), ")"), part))
@@ -218,14 +220,14 @@ Refused check_handover(const Handover &handover) {
   return {};
 }
 
-Refused check_bytes(const Bytes &bytes) {
-  const char *subject = "a BYTES";
-  if (auto refused = check_positive(subject, "value", bytes.value)) return refused;
-  if (bytes.part >= kPartsMax) return refusal(subject, ": part ", bytes.part, ", at most ", kPartsMax - 1);
-  return check_range(subject, "offset", bytes.offset, bytes.data.size());
-}
-
 }  // namespace
+
+std::optional<Error> check_bytes_head(const Bytes &head, uint64_t length) {
+  const char *subject = "a BYTES";
+  if (auto refused = check_positive(subject, "value", head.value)) return refused;
+  if (head.part >= kPartsMax) return refusal(subject, ": part ", head.part, ", at most ", kPartsMax - 1);
+  return check_range(subject, "offset", head.offset, length);
+}
 
 std::optional<Error> check(const Message &message) {
   struct {
@@ -235,7 +237,7 @@ std::optional<Error> check(const Message &message) {
     Refused operator()(const Release &m) { return check_release(m); }
     Refused operator()(const Handover &m) { return check_handover(m); }
     Refused operator()(const Report &) { return {}; }
-    Refused operator()(const Bytes &m) { return check_bytes(m); }
+    Refused operator()(const Bytes &m) { return check_bytes_head(m, m.data.size()); }
     Refused operator()(const Failure &m) {
       return check_length("a FAILURE", "root cause", m.root_cause.size(), 1, kRootCauseMax);
     }

@@ -16,6 +16,10 @@ namespace rig::net::wire {
 // Nothing, or why message breaks a rule: its kind, the field, the numbers.
 std::optional<Error> check(const Message &message);
 
+// Nothing, or why a BYTES whose fields are head's would break a rule with
+// length bytes of data (check's words), before its data is anywhere.
+std::optional<Error> check_bytes_head(const Bytes &head, uint64_t length);
+
 // Nothing, or why a list of count items (noun, plural) of subject ("a
 // HANDOVER") is out of [min, max]; the decoder checks each count before
 // it reads the items.

@@ -294,7 +294,7 @@ Handover read_handover(Reader &r) {
     r.read("device", w.device, "value", w.value);
   }
   r.in(nullptr, 0);
-  uint32_t parts = r.list("parts", 1, kPartsMax, layout::kPartKind + layout::kGet);
+  uint32_t parts = r.list("parts", 0, kPartsMax, layout::kPartKind + layout::kGet);
   m.parts.reserve(parts);
   for (uint32_t i = 0; i < parts && r.ok(); i++) {
     r.in("part", i);

@@ -55,9 +55,8 @@ std::vector<std::byte> snapshot_bytes(const AdminView &view) {
   std::vector<rig_proxy_stats_device> served(devices);
   std::vector<uint64_t> held_by_clients(devices);
   int64_t quota = view.policy.quota_bytes();
-  for (const auto &session : view.sessions) {
-    if (session->ended()) continue;
-    const ClientCounters &c = session->counters();
+  // A client's record and its uses, local or remote alike.
+  auto add_client = [&](const ClientCounters &c, const UserClients::Counts &held) {
     rig_proxy_stats_client r{};
     r.id = c.id;
     r.pid = c.pid;
@@ -65,7 +64,7 @@ std::vector<std::byte> snapshot_bytes(const AdminView &view) {
     r.first_use = static_cast<uint32_t>(uses.size());
     r.connected_ns = c.connected_ns;
     std::snprintf(r.command, sizeof r.command, "%s", c.command.c_str());
-    r.device_bytes = static_cast<uint64_t>(session->held()[static_cast<size_t>(Held::device_bytes)]);
+    r.device_bytes = static_cast<uint64_t>(held[static_cast<size_t>(Held::device_bytes)]);
     r.quota_bytes = quota > 0 ? static_cast<uint64_t>(quota) : UINT64_MAX;
     r.images = c.images.read();
     r.submissions = c.submissions.read();
@@ -90,7 +89,10 @@ std::vector<std::byte> snapshot_bytes(const AdminView &view) {
     }
     r.use_count = static_cast<uint32_t>(uses.size() - r.first_use);
     clients.push_back(r);
-  }
+  };
+  for (const auto &session : view.sessions)
+    if (!session->ended()) add_client(session->counters(), session->held());
+  if (view.machines) view.machines->visit_clients(add_client);
   for (size_t i = 0; i < devices; ++i) {
     rig_proxy_stats_device &d = served[i];
     std::snprintf(d.name, sizeof d.name, "%s", view.served.records()[i].name);
@@ -177,6 +179,10 @@ void answer_admin(int socket, const rig_proxy_admin_request &request, const Admi
                                      std::to_string(session->counters().pid) + ") on an admin's request");
       return send_reply(socket, reply_of(RIG_OK, ""));
     }
+  if (view.machines && view.machines->drop(request.client)) {
+    log_line(LogLevel::notice, "dropped remote client " + std::to_string(request.client) + " on an admin's request");
+    return send_reply(socket, reply_of(RIG_OK, ""));
+  }
   send_reply(socket,
              reply_of(RIG_EINVAL, "rigd has no client " + std::to_string(request.client) + " connected"));
 }

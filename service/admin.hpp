@@ -4,6 +4,7 @@
 
 #include "config.hpp"
 #include "exports.hpp"
+#include "machine_agent.hpp"
 #include "protocol.h"
 #include "served.hpp"
 #include "session.hpp"
@@ -29,6 +30,9 @@ struct AdminView {
   const ServedDevices &served;
   const Exports &exports;
   const Policy &policy;
+  // The remote clients' (rigd --listen), or NULL where rigd serves no
+  // other machine: they show, and drop, as local clients do.
+  MachineAgent *machines = nullptr;
 };
 
 // A sealed memfd of the snapshot of view (protocol.h's

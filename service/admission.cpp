@@ -360,7 +360,7 @@ void Admission::read_hello(PendingList::iterator p) {
     if (std::string why = admin_refusal(*policy_, peer.uid, peer.gid, peer.groups); !why.empty())
       refuse_admin(p->socket, why);
     else
-      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, *policy_});
+      answer_admin(p->socket, p->hello.admin_request(), {sessions_, served_, exports_, *policy_, agent_});
     return drop(p);
   }
   if (!p->client) {
@@ -455,7 +455,8 @@ void serve_clients(const Listener &listener, int signals, const ServedDevices &s
     notify_systemd("STOPPING=1");
     deadline_ms = admission.policy().shutdown_deadline_ms;
     deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
-    if (!admission.end_sessions(deadline)) abandon(served, listener, deadline_ms);
+    if (!admission.end_sessions(deadline) || (agent && !agent->end_sessions(deadline)))
+      abandon(served, listener, deadline_ms);
   }
   if (!served.finish_releases(deadline)) abandon(served, listener, deadline_ms);
 }

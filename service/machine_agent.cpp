@@ -13,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 namespace rigd {
 
@@ -37,7 +38,7 @@ struct MachineAgent::State {
   const ServedDevices &served;
   Exports &exports;
   UserClients &users;
-  std::mutex mu;
+  mutable std::mutex mu;
   std::shared_ptr<const Policy> policy;                // under mu
   std::list<std::unique_ptr<RemoteSession>> sessions;  // under mu
   // Connections refused after their FAILURE, until their client closes
@@ -114,9 +115,40 @@ MachineAgent::~MachineAgent() {
   sessions.clear();
 }
 
+bool MachineAgent::end_sessions(std::chrono::steady_clock::time_point deadline) {
+  state_->listener.reset();
+  std::unique_lock lock(state_->mu);
+  for (const auto &s : state_->sessions) s->stop();
+  // A session's end is its thread's: it writes ended() as it goes.
+  for (const auto &s : state_->sessions)
+    while (!s->ended()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      lock.lock();
+    }
+  return true;
+}
+
 void MachineAgent::set_policy(std::shared_ptr<const Policy> policy) {
   std::lock_guard g(state_->mu);
   state_->policy = std::move(policy);
+}
+
+void MachineAgent::visit_clients(const Visit &visit) const {
+  std::lock_guard g(state_->mu);
+  for (const auto &s : state_->sessions)
+    if (!s->ended()) visit(s->counters(), s->held());
+}
+
+bool MachineAgent::drop(uint64_t id) {
+  std::lock_guard g(state_->mu);
+  for (const auto &s : state_->sessions)
+    if (!s->ended() && s->counters().id == id) {
+      s->stop();
+      return true;
+    }
+  return false;
 }
 
 }  // namespace rigd

@@ -5,11 +5,14 @@
 // machines (RIG_MACHINES off), rigd refuses --listen with that reason.
 #pragma once
 
+#include "client_counters.hpp"
 #include "config.hpp"
 #include "exports.hpp"
 #include "served.hpp"
 #include "user_clients.hpp"
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,11 +45,23 @@ class MachineAgent {
                Exports &exports, UserClients &users);
   // Stops listening, then ends every remote session and waits for them.
   ~MachineAgent();
+  // As rigd stops: stops listening and every remote session, and waits
+  // until they ended (their values done) or deadline; whether they did.
+  bool end_sessions(std::chrono::steady_clock::time_point deadline);
   MachineAgent(const MachineAgent &) = delete;
   MachineAgent &operator=(const MachineAgent &) = delete;
 
   // The policy of the clients that connect from now on (SIGHUP's).
   void set_policy(std::shared_ptr<const Policy> policy);
+
+  // Calls visit with the counters and holdings of each remote client whose
+  // session has not ended, under the agent's lock (the admin channel's
+  // snapshot).
+  using Visit = std::function<void(const ClientCounters &counters, const UserClients::Counts &held)>;
+  void visit_clients(const Visit &visit) const;
+  // Stops the remote session of client number id, as an admin's drop; false
+  // where none of that number is connected.
+  bool drop(uint64_t id);
 
  private:
   struct State;

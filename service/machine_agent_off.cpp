@@ -23,6 +23,12 @@ MachineAgent::MachineAgent(MachineListen, const ServedDevices &, std::shared_ptr
 
 MachineAgent::~MachineAgent() = default;
 
+bool MachineAgent::end_sessions(std::chrono::steady_clock::time_point) { return true; }
+
 void MachineAgent::set_policy(std::shared_ptr<const Policy>) {}
+
+void MachineAgent::visit_clients(const Visit &) const {}
+
+bool MachineAgent::drop(uint64_t) { return false; }
 
 }  // namespace rigd

@@ -127,7 +127,11 @@ void RemoteClient::alloc(const wire::Request &r, const wire::Alloc &a, RemoteAns
     return;
   }
   answer.why = told();
-  if (answer.why.empty())
+  if (!answer.why.empty()) return;
+  if (c.status == RIG_EINVAL && a.memory > RIG_MEMORY_MAPPED)
+    answer.why = "memory kind " + std::to_string(a.memory) + " is none of rig's (0 to " +
+                 std::to_string(RIG_MEMORY_MAPPED) + ")";
+  else
     answer.why = "device " + std::to_string(r.device) + " cannot allocate " + std::to_string(a.bytes) +
                  " bytes of memory kind " + std::to_string(a.memory) + ": " + rig_last_error();
 }
@@ -170,12 +174,20 @@ std::optional<std::string> RemoteClient::function(const wire::Request &r, const 
     if (answer.why.empty()) answer.why = "image " + std::to_string(f.image) + " has no function " + std::string(f.function);
     return std::nullopt;
   }
+  if (entry && c.value == 0) {
+    // rigd's entry of a function the image lacks: no object, and an answer
+    // the client takes for none (PROXY-77).
+    answer.status = RIG_EINVAL;
+    answer.why = "image " + std::to_string(f.image) + " has no function " + std::string(f.function);
+    return std::nullopt;
+  }
   if (entry) {
-    // ENTRY's answer: value the function's max threads in a group, detail
-    // 1 where an entry ref of it places its address, else 0.
+    // ENTRY's answer, as a local client's: detail the function's max
+    // threads in a group; value 1 where an entry ref of it places its
+    // address, else 0 (the object id stands for the function's).
     objects_by_id_[r.object] = {Kind::function, c.value, 0};
-    answer.value = c.detail;
-    answer.detail = (c.flags & RIG_PROXY_ENTRY_ADDRESS) ? 1 : 0;
+    answer.value = (c.flags & RIG_PROXY_ENTRY_ADDRESS) ? 1 : 0;
+    answer.detail = c.detail;
   }
   return std::nullopt;
 }

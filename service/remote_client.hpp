@@ -89,6 +89,8 @@ class RemoteClient {
                                       std::vector<rig_proxy_part> &parts, std::vector<uint64_t> &staged);
   std::optional<std::string> launch_of(const rig::net::wire::Launch &l, size_t index,
                                        std::vector<rig_proxy_part> &parts);
+  std::optional<std::string> words_of(const rig::net::wire::Words &w, size_t index,
+                                      std::vector<rig_proxy_part> &parts);
   // New host memory of the client's, n bytes (copied from bytes where
   // given), counted as its host arenas are: its handle, or why not.
   std::optional<uint64_t> stage(uint64_t n, const uint8_t *bytes, std::string &why);

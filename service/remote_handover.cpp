@@ -15,17 +15,8 @@ namespace {
 
 // Rows of one: a copy of bytes from src to dst.
 rig_proxy_part copy_part(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset, uint64_t bytes) {
-  rig_proxy_part p{};
-  p.kind = RIG_PROXY_PART_COPY;
-  p.src = src;
-  p.src_offset = src_offset;
-  p.dst = dst;
-  p.dst_offset = dst_offset;
-  p.width = bytes;
-  p.rows = 1;
-  p.src_pitch = bytes;
-  p.dst_pitch = bytes;
-  return p;
+  return {.kind = RIG_PROXY_PART_COPY, .value = 0, .src = src, .src_offset = src_offset, .dst = dst,
+          .dst_offset = dst_offset, .width = bytes, .rows = 1, .src_pitch = bytes, .dst_pitch = bytes};
 }
 
 template <class T>
@@ -100,6 +91,30 @@ std::optional<std::string> RemoteClient::launch_of(const wire::Launch &l, size_t
   return std::nullopt;
 }
 
+std::optional<std::string> RemoteClient::words_of(const wire::Words &w, size_t index,
+                                                  std::vector<rig_proxy_part> &parts) {
+  // A WORDS part, then a WORD part for each write (protocol.h); hold_parts
+  // runs them on the machine's host alone, and refuses them elsewhere.
+  rig_proxy_part words{};
+  words.kind = RIG_PROXY_PART_WORDS;
+  words.rows = w.writes.size();
+  parts.push_back(words);
+  for (size_t j = 0; j < w.writes.size(); ++j) {
+    const wire::Word &write = w.writes[j];
+    const Object *memory = object(write.place.object, Kind::memory);
+    if (!memory)
+      return "part " + std::to_string(index) + " (WORDS) write " + std::to_string(j) + " names object " +
+             std::to_string(write.place.object) + ", which is no memory of the connection's";
+    rig_proxy_part p{};
+    p.kind = RIG_PROXY_PART_WORD;
+    p.word = write.value;
+    p.dst = memory->id;
+    p.dst_offset = write.place.offset;
+    parts.push_back(p);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint32_t account,
                                                   std::vector<rig_proxy_part> &parts, std::vector<uint64_t> &staged) {
   for (size_t i = 0; i < h.parts.size(); ++i) {
@@ -137,34 +152,13 @@ std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint3
           } else if constexpr (std::is_same_v<Part, wire::Fill>) {
             auto dst = memory(part.target);
             if (!dst) return unheld(part.target, "FILL");
-            rig_proxy_part p{};
-            p.kind = RIG_PROXY_PART_FILL;
-            p.value = part.byte;
-            p.dst = *dst;
-            p.dst_offset = part.target.offset;
-            p.width = part.bytes;
-            p.rows = 1;
-            p.dst_pitch = part.bytes;
-            parts.push_back(p);
-          } else if constexpr (std::is_same_v<Part, wire::Words>) {
-            // A words part, then a WORD per write (protocol.h), as a local
-            // client's; rigd refuses it on any proxy but its host's.
-            rig_proxy_part head{};
-            head.kind = RIG_PROXY_PART_WORDS;
-            head.rows = part.writes.size();
-            parts.push_back(head);
-            for (const wire::Word &w : part.writes) {
-              auto dst = memory(w.place);
-              if (!dst) return unheld(w.place, "WORDS");
-              rig_proxy_part word{};
-              word.kind = RIG_PROXY_PART_WORD;
-              word.word = w.value;
-              word.dst = *dst;
-              word.dst_offset = w.place.offset;
-              parts.push_back(word);
-            }
-          } else {
+            parts.push_back({.kind = RIG_PROXY_PART_FILL, .value = part.byte, .src = 0, .src_offset = 0, .dst = *dst,
+                             .dst_offset = part.target.offset, .width = part.bytes, .rows = 1, .src_pitch = 0,
+                             .dst_pitch = part.bytes});
+          } else if constexpr (std::is_same_v<Part, wire::Launch>) {
             return launch_of(part, i, parts);
+          } else {
+            return words_of(part, i, parts);
           }
           return std::nullopt;
         },

@@ -10,11 +10,13 @@
 #include "remote_reports.hpp"
 #include "requests.hpp"
 #include "session.hpp"
+#include "wire_bounds.hpp"
 #include "contexts.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -30,6 +32,10 @@ constexpr std::chrono::milliseconds message_wait{200};
 // How long a failed job's connection stays open for the client to close it:
 // the link's failure bound (UcxOptions'), past which it would fail anyway.
 const std::chrono::milliseconds linger_bound = rig::net::UcxOptions{}.failure_bound;
+
+// A text cut to the wire's bound on its field (wire_bounds.hpp), which a
+// device's reason may pass: a message past it would not be sent at all.
+std::string_view at_most(std::string_view text, size_t bound) { return text.substr(0, bound); }
 
 }  // namespace
 
@@ -47,12 +53,19 @@ RemoteSession::RemoteSession(std::shared_ptr<rig::net::AgentConnection> connecti
       counters_(client_, 0, remote_user, connection_->hello(), served.size()),
       on_end_(std::move(on_end)),
       thread_([this] {
+        auto since = std::chrono::steady_clock::now();
+        std::string ended;
         try {
-          serve_job();
+          ended = serve_job();
         } catch (const std::exception &e) {
-          log_line(LogLevel::error, who_ + ": its session ended: " + e.what());
-          fail_job(std::string("rigd ended the session: ") + e.what());
+          ended = std::string("rigd ended its session: ") + e.what();
+          fail_job(ended);
         }
+        // Once what the client held went back.
+        char after[64];
+        std::snprintf(after, sizeof after, " after %.1f s",
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count());
+        log_line(LogLevel::info, who_ + " left (" + ended + ")" + after);
         linger();
         connection_->close();
         users_.leave(remote_user);
@@ -72,13 +85,21 @@ void RemoteSession::stop() noexcept {
 }
 
 void RemoteSession::fail_job(const std::string &why) noexcept {
-  std::call_once(failed_, [&] {
-    job_failed_.store(true, std::memory_order_release);
-    closing_.store(true, std::memory_order_release);
+  bool first = false;
+  std::call_once(failed_, [&] { first = true; });
+  if (!first) return;
+  job_failed_.store(true, std::memory_order_release);
+  closing_.store(true, std::memory_order_release);
+  // Out of memory for the line or the message, the client still hears of
+  // the failure as its link closes.
+  try {
     log_line(LogLevel::warning, who_ + ": its job failed: " + why);
     // The link may have failed first: the client then hears its own reason.
-    [[maybe_unused]] rig::net::UcxStatus sent = connection_->send(wire::Failure{why});
-  });
+    std::string_view cause = why.empty() ? std::string_view("rigd failed the job") : at_most(why, wire::kRootCauseMax);
+    [[maybe_unused]] rig::net::UcxStatus sent = connection_->send(wire::Failure{cause});
+  } catch (const std::exception &) {
+    job_failed_.store(false, std::memory_order_release);
+  }
 }
 
 void RemoteSession::linger() noexcept {
@@ -89,7 +110,7 @@ void RemoteSession::linger() noexcept {
     connection_->next(message_wait);
 }
 
-void RemoteSession::serve_job() {
+std::string RemoteSession::serve_job() {
   // Declared in the order a local session's are: what the client holds is
   // counted out last, its values are waited for before its memory goes.
   Account account(users_, remote_user, counters_.held);
@@ -99,9 +120,14 @@ void RemoteSession::serve_job() {
   std::vector<uint64_t> words(served_.size() * RIG_PROXY_WORD_BYTES / sizeof(uint64_t));
   uint32_t sleepers = 0;
   size_t devices = served_.size();
+  // On the completion threads: nothing may leave them but the job's end.
   CompletionHooks hooks{
-      [&reports, devices](uint32_t, size_t device, uint64_t value) {
-        reports.report(account_of_served(device, devices), value);
+      [this, &reports, devices](uint32_t, size_t device, uint64_t value) {
+        try {
+          reports.report(account_of_served(device, devices), value);
+        } catch (const std::exception &e) {
+          fail_job(std::string("rigd cannot send the bytes of a GET: ") + e.what());
+        }
       },
       [this](uint32_t, const std::string &why) { fail_job(why); }};
   Completions completions(reinterpret_cast<std::byte *>(words.data()), &sleepers, served_, counters_, who_,
@@ -111,7 +137,6 @@ void RemoteSession::serve_job() {
   requests.set_trust_domain(key_domain(connection_->key_id()));
   RemoteClient client(served_, requests, objects, reports);
   log_line(LogLevel::info, who_ + " connected");
-  auto since = std::chrono::steady_clock::now();
   std::string ended = "closed";
   while (!closing_.load(std::memory_order_acquire)) {
     std::optional<rig::net::ReceivedMessage> received = connection_->next(message_wait);
@@ -126,7 +151,8 @@ void RemoteSession::serve_job() {
           if constexpr (std::is_same_v<M, wire::Request>) {
             RemoteAnswer a;
             std::optional<std::string> b = client.request(m, a);
-            if (!b) (void)connection_->send(wire::Answer{m.number, a.status, a.value, a.detail, a.why});
+            if (!b)
+              (void)connection_->send(wire::Answer{m.number, a.status, a.value, a.detail, at_most(a.why, wire::kWhyMax)});
             return b;
           } else if constexpr (std::is_same_v<M, wire::Release>) {
             return client.release(m);
@@ -145,10 +171,8 @@ void RemoteSession::serve_job() {
         received->message);
     if (breach) fail_job(*breach);
   }
-  char after[64];
-  std::snprintf(after, sizeof after, " after %.1f s",
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count());
-  log_line(LogLevel::info, who_ + " left (" + ended + ")" + after);
+  if (job_failed_.load(std::memory_order_acquire)) ended = "its job failed";
+  return ended;
 }
 
 }  // namespace rigd

@@ -52,10 +52,15 @@ class RemoteSession {
   void stop() noexcept;
   bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
 
+  // As Session's: the client's counters (its pid 0, its uid remote_user,
+  // its command its hello), and what it holds by kind.
+  const ClientCounters &counters() const noexcept { return counters_; }
+  UserClients::Counts held() const { return users_.read(counters_.held); }
+
  private:
-  // Serves the job until it ends; what the client held is released as it
-  // returns.
-  void serve_job();
+  // Serves the job until it ends, and answers how it ended; what the
+  // client held is released as it returns.
+  std::string serve_job();
   // Fails the client's job, once: sends FAILURE with why, and the job ends.
   // Any thread.
   void fail_job(const std::string &why) noexcept;

@@ -24,6 +24,8 @@ Facts facts_of(const net::MachineAccount &a, const Timeline &t) {
   f.copy_engine = 1;
   f.may_block = true;
   f.copies_host_by_address = true;
+  // The agent places the addresses of a launch's memory, which is its.
+  f.launch_refs_by_location = true;
   // The link's receiving side raises the word, which rig reads through
   // signaled(); other proxies of the link wait on it in their hand-overs.
   f.own_word = true;
@@ -106,7 +108,6 @@ std::variant<DriverDevice::Dma, std::string> RemoteDevice::dma(Region, const std
 }
 
 std::variant<DriverDevice::Image, std::string> RemoteDevice::image(const void *bytes, size_t n) {
-  if (!is_host()) return std::string("a proxy of another machine's device loads no code: its machine's host does");
   uint64_t id = link_->fresh();
   Reply a = link_->request(account_, id, wire::Image{{{static_cast<const uint8_t *>(bytes), n}}});
   if (a.status != RIG_OK) return link_->address() + ": " + a.why;
@@ -133,6 +134,8 @@ DriverDevice::EntryAnswer RemoteDevice::entry(Image image, const std::string &na
   Reply a = link_->request(account_, id, wire::Entry{{i->id, name}});
   if (a.status == RIG_ENOMEM) return NoMemory{static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX))};
   if (a.status != RIG_OK) return Absent{};
+  // ENTRY's answer, as a local client's: detail the most threads of a
+  // group (0: no bound).
   int64_t max_threads = a.detail ? static_cast<int64_t>(std::min<uint64_t>(a.detail, INT64_MAX)) : INT64_MAX;
   Guard g(i->mu);
   std::unique_ptr<RemoteFunction> &f = i->functions[name];

@@ -44,7 +44,7 @@ class RemoteDevice : public DriverDevice {
   void stop(const std::optional<std::string> &fault, uint64_t last) override;
 
  private:
-  // The machine's host, whose proxies also load code and run words parts.
+  // The machine's host, whose proxies also run words parts.
   bool is_host() const noexcept { return account_ == 0; }
 
   std::shared_ptr<RemoteLink> link_;

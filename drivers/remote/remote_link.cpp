@@ -134,6 +134,7 @@ void RemoteLink::hand_over(Timeline &t, const wire::Handover &h, std::map<uint32
     Guard g(mu_);
     if (failure_) throw Fault(*failure_);
     t.handed_over = true;
+    t.handed = h.value;
     if (!gets.empty()) {
       // Registered before the agent can hear of the value.
       t.landings[h.value] = std::move(gets);
@@ -196,6 +197,9 @@ void RemoteLink::heard(const wire::Message &message) {
   if (const auto *r = std::get_if<wire::Report>(&message)) {
     Timeline *t = find_locked(r->device);
     if (!t) return;  // of a proxy that is gone
+    if (r->value > t->handed)
+      return fail_locked("the agent reported value " + std::to_string(r->value) + " of device " +
+                         std::to_string(r->device) + ", past the last handed over, " + std::to_string(t->handed));
     // Every GET up to the value landed before its REPORT (the channel's
     // order): its bytes are in this process's memory (PROXY-81).
     for (auto it = t->landings.begin(); it != t->landings.end() && it->first <= r->value;)
@@ -216,9 +220,7 @@ void RemoteLink::heard(const wire::Message &message) {
     it->second = Reply{a->status, a->value, a->detail, std::string(a->why)};
     moved_.notify_all();
   } else if (const auto *f = std::get_if<wire::Failure>(&message)) {
-    if (!failure_) failure_ = std::string(f->root_cause);
-    for (const std::shared_ptr<Timeline> &t : timelines_) settle_stopped_locked(*t);
-    moved_.notify_all();
+    fail_locked(std::string(f->root_cause));
   }
 }
 
@@ -238,6 +240,12 @@ std::span<std::byte> RemoteLink::place(const wire::Bytes &head, uint64_t length)
 
 void RemoteLink::fail(const std::string &why) {
   Guard g(mu_);
+  fail_locked(why);
+}
+
+void RemoteLink::fail_locked(const std::string &why) {
+  // The first reason stands: FAILURE's root cause before the connection's
+  // end that follows it.
   if (!failure_) failure_ = why;
   for (const std::shared_ptr<Timeline> &t : timelines_) settle_stopped_locked(*t);
   moved_.notify_all();

@@ -44,6 +44,7 @@ struct Timeline {
   // order of the hand-over's parts (a BYTES names a part by its index).
   std::map<uint64_t, std::map<uint32_t, Landing>> landings;
   uint64_t pending_bytes = 0;  // of those GETs, not landed yet
+  uint64_t handed = 0;         // the agent's value last handed over
   bool handed_over = false;
   bool stopped = false;
   uint64_t last = 0;  // stop's last value
@@ -124,6 +125,7 @@ class RemoteLink {
   void heard(const net::wire::Message &message);
   std::span<std::byte> place(const net::wire::Bytes &head, uint64_t length);
   void fail(const std::string &why);
+  void fail_locked(const std::string &why);
   // With mu_ held: t's word raised to v (never lowered), and a stopped
   // proxy's last once nothing may land.
   void raise_locked(Timeline &t, uint64_t v);

@@ -6,7 +6,8 @@
 // an authentication message after it and messages past the agent's queue
 // bound fail their connection only, with the reason; an empty span for a
 // BYTES fails the client's connection; the agent's FAILURE reaches the
-// client with its root cause.
+// client with its root cause; a BYTES' header that breaks a rule is
+// refused before its data lands.
 //
 // The handshake is the link's own (issue #23's protocol, no rule ID in
 // RULES.md).  The connection's side of PROXY-07 and PROXY-89 (a link's
@@ -14,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "auth_client.hpp"
+#include "machine_channel_frame.hpp"
 #include "test_machine_pair.hpp"
 #include "ucx_endpoint.hpp"
 #include "ucx_link.hpp"
@@ -34,9 +36,9 @@ struct RawClient {
   std::unique_ptr<UcxLink> link;
   std::shared_ptr<UcxEndpoint> endpoint;
 
-  explicit RawClient(const std::string &address) {
+  explicit RawClient(const std::string &address, UcxOptions options = {}) {
     use_tcp();
-    auto made = UcxLink::create({});
+    auto made = UcxLink::create(options);
     cr_assert(made.ok(), "%s", made.message().c_str());
     link = std::move(made.value());
     link->on_message(kAuthChallengeId, keep(challenge));
@@ -124,7 +126,8 @@ Test(machine_channel_refusals, no_proof_within_the_failure_bound_closed) {
   AgentListener::Options options;
   options.ucx.failure_bound = std::chrono::milliseconds(1000);
   Agent agent(options);
-  RawClient raw(agent.listener->address());
+  // Its heartbeats within the agent's bound: only the PROOF is missing.
+  RawClient raw(agent.listener->address(), options.ucx);
   cr_assert(raw.wait([&] { return !raw.challenge.empty(); }), "no CHALLENGE");
   auto [peer, cause] = agent.refusal();
   cr_expect(cause.find("no PROOF") != std::string::npos, "cause %s", cause.c_str());
@@ -233,4 +236,37 @@ Test(machine_channel_refusals, a_kind_from_the_wrong_end_fails_the_connection_an
   ReceivedMessage got = next_of(*good);
   cr_expect(std::holds_alternative<wire::Request>(got.message));
   cr_expect(!client->failed() && !good->failed());
+}
+
+namespace {
+
+// A BYTES' active message header: kind, version, device, value, part,
+// offset and the data's length, little-endian.
+std::vector<std::byte> bytes_header(uint64_t value, uint64_t length) {
+  std::vector<std::byte> header;
+  auto put = [&](uint64_t n, size_t size) {
+    for (size_t i = 0; i < size; i++) header.push_back(static_cast<std::byte>(n >> (8 * i)));
+  };
+  put(7, 2), put(1, 2), put(1, 4), put(value, 8), put(0, 4), put(0, 8), put(length, 8);
+  return header;
+}
+
+std::string why_head_refused(std::span<const std::byte> header, uint64_t length) {
+  auto head = channel::decode_bytes_head(header, length);
+  cr_assert(!head.ok(), "a BYTES' header taken that breaks a rule");
+  return head.error().message;
+}
+
+}  // namespace
+
+// The fields that place_bytes hears are checked before the data lands.
+Test(machine_channel_refusals, a_bytes_header_breaking_a_rule_is_refused_with_its_numbers) {
+  auto good = channel::decode_bytes_head(bytes_header(3, 4), 4);
+  cr_assert(good.ok() && good.value().value == 3 && good.value().device == 1);
+  cr_expect_eq(why_head_refused(bytes_header(0, 4), 4), "a BYTES: value 0, at least 1");
+  cr_expect_eq(why_head_refused(bytes_header(3, 5), 4), "a BYTES' header states 5 bytes of data, its message carries 4");
+  cr_expect_eq(why_head_refused(bytes_header(3, 0), 0), "a BYTES: bytes 0, at least 1");
+  std::vector<std::byte> short_header = bytes_header(3, 4);
+  short_header.pop_back();
+  cr_expect_eq(why_head_refused(short_header, 4), "a BYTES' header of 35 bytes, not 36");
 }

@@ -3,8 +3,9 @@
 # sets share as a CTest fixture: a rigd --listen 127.0.0.1:0 serving
 # MEM:0 and SIM:0, its key ring DIR/ring holding the key "peer", of which
 # DIR/key/peer is the client's copy; DIR/address gets the address it
-# listens at (with_agent.sh reads both).
-#   agent_fixture.sh start DIR RIGD
+# listens at (with_agent.sh reads both).  CONFIG's lines, if given, join
+# its config file.
+#   agent_fixture.sh start DIR RIGD [CONFIG]
 #   agent_fixture.sh stop DIR
 set -eu
 action=$1
@@ -12,6 +13,7 @@ dir=$2
 case "$action" in
 start)
   rigd=$3
+  config=${4:-}
   umask 077
   if [ -f "$dir/rigd.pid" ]; then kill "$(cat "$dir/rigd.pid")" 2>/dev/null || true; fi
   rm -rf "$dir"
@@ -19,6 +21,7 @@ start)
   printf 'the key of the conformance suite on another machine' >"$dir/ring/peer"
   cp "$dir/ring/peer" "$dir/key/peer"
   printf 'machine_keys = %s\ntest_knobs = allow\n' "$dir/ring" >"$dir/rigd.conf"
+  if [ -n "$config" ]; then cat "$config" >>"$dir/rigd.conf"; fi
   "$rigd" --socket "$dir/rigd.sock" --devices MEM:0,SIM:0 --config "$dir/rigd.conf" --listen 127.0.0.1:0 \
     --foreground </dev/null >"$dir/rigd.log" 2>&1 &
   echo $! >"$dir/rigd.pid"
@@ -40,5 +43,5 @@ stop)
   exec "$(dirname "$0")/../service/rigd_fixture.sh" stop "$dir"
   ;;
 esac
-echo "usage: agent_fixture.sh start DIR RIGD | stop DIR" >&2
+echo "usage: agent_fixture.sh start DIR RIGD [CONFIG] | stop DIR" >&2
 exit 2

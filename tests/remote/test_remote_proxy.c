@@ -4,24 +4,40 @@
  * test runs in a process of its own (Criterion's), with an agent of its
  * own.  Each test names the PROXY rules it asserts.
  *
- * Rules no test of the C API reaches, and why:
+ * Rules no test here asserts, and why:
  * - PROXY-08, PROXY-09: describing and making a proxy are one step of the
- *   driver's open here; no call describes a proxy without making it.
+ *   driver's open here; no call describes a proxy without making it (its
+ *   name, PROXY-08's other half, is asserted).
  * - PROXY-11, PROXY-12: the records come from the agent's DEVICES, never
  *   from the caller, so that no host record names another id.
  * - PROXY-16: an interrupted make is an asynchronous exception of OCaml's;
  *   the C API has none.
  * - PROXY-17, PROXY-29: the C API declares no capability record of a
  *   proxy (Rig_remote_abi has no C counterpart).
- * - PROXY-22, PROXY-23, PROXY-24, PROXY-25, PROXY-26, PROXY-27, PROXY-30,
- *   PROXY-84: facts the core reads and the public API does not show.
+ * - PROXY-20..27, PROXY-30, PROXY-34, PROXY-84: facts the core reads and
+ *   the public API does not show (queues, copy engine, completion, waits,
+ *   may_block, hang_ms, maps_host, host_addresses, the word).
+ * - PROXY-40, PROXY-75: extended as rigd's proxies are (rig/service.h):
+ *   fills and launches run too, and every proxy asks the agent to load
+ *   code; test_remote_code.c runs them on SIM:0.
  * - PROXY-46, PROXY-47: the channel's order of whole messages
- *   (tests/net's UCX suites assert it).
+ *   (tests/net's UCX and machine channel suites assert it).
  * - PROXY-54, PROXY-90, PROXY-94: the job's close (Link.close) has no C
  *   call: a machine lives for the process.
  * - PROXY-55: memory cannot be made to run out for one hand-over alone.
  * - PROXY-56, PROXY-85, PROXY-98, PROXY-99: commit, the order of a read,
  *   and stop's arguments are the driver's, not the C API's.
+ * - PROXY-57, PROXY-62, PROXY-63, PROXY-64, PROXY-68: regions and their
+ *   locations are the driver's; no proxy of this driver has a word region
+ *   rig frees or maps.
+ * - PROXY-73: rigd's CPU loads no code for any client ("a client runs host
+ *   code itself"), so the machine's host refuses every image.
+ * - PROXY-86, PROXY-87: sleep's seen and still_ms are rig's arguments; a
+ *   wait shows only that it ends, which every wait test asserts.
+ * - PROXY-92: a free or unload after the failure sends nothing, which the
+ *   C API cannot observe.
+ * - PROXY-97, PROXY-100: a stop while a GET's bytes are in flight needs the
+ *   agent to stall between a value's BYTES, which no test can arrange.
  */
 #include "remote_agent.h"
 
@@ -221,12 +237,18 @@ Test(remote_proxy, an_open_connects_through_rig_machines) {
   rig_buffer_unref(b);
 }
 
-/* Only the machine's host loads code (PROXY-75). */
-Test(remote_proxy, a_proxy_other_than_the_host_loads_no_code) {
+/* A proxy whose agent's device loads no code answers the agent's reason
+ * (PROXY-74; PROXY-75 as rigd's proxies extend it: the agent decides,
+ * and rigd's CPU and MEM:0 load none). */
+Test(remote_proxy, a_proxy_answers_the_agents_refusal_of_code) {
   rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *mem = remote_open(m, "MEM:0");
-  static const uint8_t junk[64] = {0x7f, 'E', 'L', 'F'};
-  rig_image_t *image = NULL;
-  cr_expect_neq(rig_image_load(mem, junk, sizeof junk, &image), RIG_OK);
-  cr_expect(strstr(rig_last_error(), "loads no code") != NULL, "PROXY-75: %s", rig_last_error());
+  const char *names[] = {"CPU", "MEM:0"};
+  for (int i = 0; i < 2; i++) {
+    rig_device_t *d = remote_open(m, names[i]);
+    static const uint8_t junk[64] = {0x7f, 'E', 'L', 'F'};
+    rig_image_t *image = NULL;
+    cr_expect_eq(rig_image_load(d, junk, sizeof junk, &image), RIG_EIMAGE, "%s", names[i]);
+    cr_expect(strstr(rig_last_error(), agent.address) != NULL, "PROXY-74: the agent's reason: %s", rig_last_error());
+    cr_expect_null(rig_lost(d), "a refused image loses nothing");
+  }
 }

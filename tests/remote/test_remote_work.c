@@ -192,18 +192,6 @@ Test(remote_work, no_host_mapping_and_no_dma) {
   rig_buffer_unref(host);
 }
 
-/* The host's proxy loads code through the agent, which refuses what is no
- * binary of its with its reason (PROXY-73, PROXY-74). */
-Test(remote_work, the_hosts_proxy_answers_the_agents_reason_for_an_image) {
-  rig_machine_t *m = remote_connect(&agent, NULL);
-  rig_device_t *host = remote_open(m, "CPU");
-  static const uint8_t junk[64] = {1, 2, 3};
-  rig_image_t *image = NULL;
-  cr_expect_eq(rig_image_load(host, junk, sizeof junk, &image), RIG_EIMAGE);
-  cr_expect(strstr(rig_last_error(), agent.address) != NULL, "PROXY-74: the agent's reason: %s", rig_last_error());
-  cr_expect_null(rig_lost(host), "a refused image loses nothing");
-}
-
 /* A proxy closed having handed work over leaves its account taken on the
  * link; one closed having handed none leaves it free (PROXY-13, PROXY-14,
  * PROXY-15). */

@@ -8,6 +8,7 @@
 #include "rigd_process.hpp"
 
 #include <rig/rig.h>
+#include <rig/service.h>
 
 #include <criterion/criterion.h>
 
@@ -17,8 +18,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -172,6 +175,32 @@ Test(rigd_machines, a_wait_on_another_devices_value_and_reports_in_order) {
     }
 }
 
+/* PROXY-32, PROXY-36: the machine's host runs a WORDS part, its writes
+ * in order after the earlier parts; on another device a WORDS part fails
+ * the job, saying the device does not run it. */
+Test(rigd_machines, the_host_runs_words_parts_and_no_other_device_does) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, host, "", 1, 64);
+  const uint64_t first = 0x1122334455667788, second = 42;
+  wire::Words words{{wire::Word{{1, 8}, first}, wire::Word{{1, 16}, second}, wire::Word{{1, 16}, second + 1}}};
+  cr_assert(c->send(handover(host, 1, {wire::Fill{{1, 0}, 64, 0xff}, words, wire::Get{{1, 0}, 32}})));
+  cr_assert(c->await_report(host, 1), "%s", c->await_failure().c_str());
+  std::vector<uint8_t> got = c->bytes_of(host, 1, 2);
+  cr_assert_eq(got.size(), 32u);
+  uint64_t at[4];
+  std::memcpy(at, got.data(), sizeof at);
+  cr_assert_eq(at[0], ~uint64_t{0}, "the fill before the words");
+  cr_assert_eq(at[1], first);
+  cr_assert_eq(at[2], second + 1, "the later write of the same word wins");
+  cr_assert_eq(at[3], ~uint64_t{0});
+  auto other = agent.connect();
+  open_and_alloc(*other, mem, "", 1, 64);
+  cr_assert(other->send(handover(mem, 1, {wire::Words{{wire::Word{{1, 0}, 1}}}})));
+  std::string failure = other->await_failure();
+  cr_assert(failure.find("does not run") != std::string::npos, "%s", failure.c_str());
+}
+
 /* PROXY-61: a RELEASE right after a GET of the object lets the GET finish
  * (the object goes once the work submitted before no longer needs it);
  * a later hand-over naming it fails the job, saying which object. */
@@ -207,6 +236,83 @@ Test(rigd_machines, alloc_refused_with_why_the_job_still_working) {
             answer->why.c_str());
   cr_assert(c->send(handover(mem, 1, {wire::Get{{2, 0}, 16}})));
   cr_assert(c->await_report(mem, 1), "%s", c->await_failure().c_str());
+}
+
+/* PROXY-74 (the agent's reason): an IMAGE the device does not load is
+ * answered with rigd's reason, the job still working. */
+Test(rigd_machines, an_image_refused_is_answered_with_the_reason) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, host, "", 1, 64);
+  const std::vector<uint8_t> garbage(256, 0xab);
+  auto answer = c->request(host, 2, wire::Image{wire::Data{garbage}});
+  cr_assert(answer && answer->status != RIG_OK && !answer->why.empty(), "%s",
+            answer ? "loaded garbage" : c->await_failure().c_str());
+  cr_assert(c->send(handover(host, 1, {wire::Fill{{1, 0}, 64, 1}})));
+  cr_assert(c->await_report(host, 1), "%s", c->await_failure().c_str());
+}
+
+/* A CLOSE releases what the client held, as a local client's departure
+ * does: remote clients share one user's limits (quota_bytes_per_user),
+ * and the next client's ALLOC of all of it succeeds only once the first
+ * one's memory went back. */
+Test(rigd_machines, close_releases_what_the_client_held) {
+  Agent agent("quota_bytes_per_user = 1048576\n");
+  {
+    auto first = agent.connect();
+    open_and_alloc(*first, mem, "", 1, 1 << 20);
+    auto second = agent.connect();
+    auto opened = second->request(mem, 9, wire::Open{""});
+    cr_assert(opened && opened->status == RIG_OK);
+    auto refused = second->request(mem, 1, wire::Alloc{RIG_MEMORY_DEVICE, 1 << 20});
+    cr_assert(refused && refused->status == RIG_ENOMEM && refused->why.find("per_user") != std::string::npos,
+              "%s", refused ? refused->why.c_str() : "no answer");
+  }
+  // Logged once what each held went back.
+  cr_assert_eq(await_lines(agent.rigd, {"remote client", "left (closed)"}, 2).size(), 2u, "%s",
+               whole_log(agent.rigd).c_str());
+  auto next = agent.connect();
+  open_and_alloc(*next, mem, "", 1, 1 << 20);
+}
+
+/* rig_service_stats shows remote clients beside local ones: uid
+ * 4294967295 (the one user they count under), their hello as their
+ * command, the device memory they hold and their hand-overs; and
+ * rig_service_drop ends one. */
+Test(rigd_machines, stats_show_remote_clients_and_drop_ends_one) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, mem, "", 1, 1 << 20);
+  cr_assert(c->send(handover(mem, 1, {wire::Fill{{1, 0}, 64, 1}})));
+  cr_assert(c->await_report(mem, 1), "%s", c->await_failure().c_str());
+  rig_service_options_t options{sizeof options, agent.rigd.socket.c_str()};
+  rig_service_stats_t *stats = nullptr;
+  cr_assert(rig_service_stats(&options, &stats) == RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_service_stats_clients(stats), 1u);
+  rig_service_client_info_t info{};
+  info.size = sizeof info;
+  cr_assert(rig_service_stats_client(stats, 0, &info) == RIG_OK);
+  cr_assert_eq(info.uid, 4294967295u);
+  cr_assert_str_eq(info.command, "rigd test");
+  cr_assert_eq(info.device_bytes, uint64_t{1} << 20);
+  cr_assert_eq(info.submissions, 1u);
+  uint64_t id = info.id;
+  rig_service_stats_release(stats);
+  cr_assert(rig_service_drop(&options, id) == RIG_OK, "%s", rig_last_error());
+  cr_assert(!c->await_failure().empty());
+}
+
+/* rigd's SIGTERM ends its remote sessions as its local ones: it exits
+ * 0, and the client's connection fails. */
+Test(rigd_machines, sigterm_ends_remote_sessions) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, sim, "", 1, 4096);
+  cr_assert(c->send(handover(sim, 1, {wire::Fill{{1, 0}, 4096, 1}})));
+  cr_assert(c->await_report(sim, 1), "%s", c->await_failure().c_str());
+  int status = stop_rigd(agent.rigd);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+  cr_assert(!c->await_failure().empty());
 }
 
 /* A connection that proves a wrong secret, or a key the ring lacks, is
@@ -255,6 +361,33 @@ Test(rigd_machines, malformed_handover_fails_that_job_alone) {
   }
   cr_assert(other->send(handover(mem, 1, {wire::Get{{1, 0}, 64}})));
   cr_assert(other->await_report(mem, 1), "%s", other->await_failure().c_str());
+}
+
+/* Messages that break the wire's contract fail the job with what was
+ * wrong, with its numbers: an ALLOC naming an object id in use, a wait on
+ * a device the connection has not opened, a LAUNCH of a function it does
+ * not hold, a RELEASE of an object it does not hold. */
+Test(rigd_machines, contract_breaches_fail_the_job_saying_what_was_wrong) {
+  Agent agent;
+  auto expect_failure = [&](const std::function<void(MachineClient &)> &breach, const std::string &said) {
+    auto c = agent.connect();
+    open_and_alloc(*c, mem, "", 1, 4096);
+    breach(*c);
+    std::string failure = c->await_failure();
+    cr_assert(failure.find(said) != std::string::npos, "\"%s\" in \"%s\"", said.c_str(), failure.c_str());
+  };
+  expect_failure([](MachineClient &c) { c.request(mem, 1, wire::Alloc{RIG_MEMORY_DEVICE, 64}); },
+                 "object 1, which names another already");
+  expect_failure([](MachineClient &c) { c.send(handover(mem, 1, {wire::Fill{{1, 0}, 8, 1}}, {wire::Wait{sim, 1}})); },
+                 "waits for device 2, which is not open");
+  expect_failure(
+      [](MachineClient &c) {
+        wire::Launch launch{7, 8, {1, 1, 1}, {1, 1, 1}, 0, wire::Data{}, {}};
+        c.send(handover(mem, 1, {launch}));
+      },
+      "names image 7 and function 8");
+  expect_failure([](MachineClient &c) { c.send(wire::Release{wire::Released::Object, 5}); },
+                 "a RELEASE of object 5, which the connection does not hold");
 }
 
 /* A device fault (the sim's fault_at knob) fails the job with the

@@ -1,0 +1,60 @@
+/* Code on another machine's devices (rig-remote-proxy.txt, Code): images
+ * the agent loads, their entries and launches through the link, against a
+ * rigd --listen on loopback that runs its clients' host code
+ * (remote_agent.h), with the run suites' set kernel (tests/run).  The
+ * proxies load code as rigd's own do, on any device whose agent loads it:
+ * rigd's sim loads host code, its CPU none ("a client runs host code
+ * itself"), so the image rules are asserted on SIM:0, PROXY-73 of the
+ * machine's host excepted.  Each test names the PROXY rules it asserts. */
+#include "remote_agent.h"
+#include "run_support.h"
+
+#include <criterion/criterion.h>
+
+static void start(void) { remote_agent_start(&agent, "host_code = allow\ntest_knobs = allow\n"); }
+
+TestSuite(remote_code, .init = start, .fini = remote_suite_stop, .timeout = 60);
+
+/* The proxy loads the image through the agent, whose entries are the
+ * agent's answers, none for a function it lacks (PROXY-77), and a launch
+ * of set writes through its ref there; the image's release waits for that
+ * work (PROXY-79). */
+Test(remote_code, a_proxy_loads_and_launches_through_the_agent) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = remote_slow_sim(m, "0");
+  rig_image_t *image = load_kernels(sim, RIG_RUN_KERNELS "/work.c");
+  rig_function_t *set = NULL, *none = NULL;
+  cr_assert_eq(rig_image_resolve(image, "set", &set), RIG_OK, "%s", rig_last_error());
+  cr_assert_not_null(set, "PROXY-77: the agent's entry of set");
+  cr_assert_eq(rig_image_resolve(image, "no_such_function", &none), RIG_OK, "%s", rig_last_error());
+  cr_expect_null(none, "PROXY-77: no entry for a function the image lacks");
+
+  rig_buffer_t *out = int64s(sim, 64, 0);
+  rig_ref_t refs[1];
+  rig_part_t launch = set_launch(set, refs, RIG_REF_WRITE, slot(0));
+  rig_submission_t *s = make(sim, &launch, 1);
+  rig_point_t p = submit_set(s, out, 64, 41);
+  rig_submission_unref(s);
+  rig_image_unref(image);
+  cr_assert_eq(rig_point_wait(p), RIG_OK, "%s", rig_last_error());
+  int64_t seen[64];
+  read_int64s(out, seen, 64);
+  for (int i = 0; i < 64; i++) cr_assert_eq(seen[i], 41, "PROXY-79: value %d of the launch, its image released", i);
+  rig_buffer_unref(out);
+}
+
+/* Once the job failed, image and entry fault (PROXY-76, PROXY-78). */
+Test(remote_code, image_and_entry_fault_once_the_job_failed) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = remote_slow_sim(m, "0");
+  rig_image_t *image = load_kernels(sim, RIG_RUN_KERNELS "/work.c");
+  remote_agent_kill(&agent);
+  rig_function_t *copy = NULL;
+  rig_status_t resolved = rig_image_resolve(image, "copy", &copy);
+  cr_expect_eq(resolved, RIG_ELOST, "PROXY-78: entry faults: %s", rig_last_error());
+  object_t o = host_object(RIG_RUN_KERNELS "/work.c");
+  rig_image_t *again = NULL;
+  cr_expect_neq(rig_image_load(sim, o.bytes, o.n, &again), RIG_OK, "PROXY-76: image faults, as on the host");
+  object_free(&o);
+  rig_image_unref(image);
+}
