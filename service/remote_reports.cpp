@@ -14,14 +14,19 @@ void RemoteReports::expect_get(uint32_t device, uint64_t value, uint32_t part, u
 
 bool RemoteReports::report(uint32_t device, uint64_t value) {
   // Each device's values are raised in order by one thread at a time (its
-  // lane's, Completions), but devices' lanes share the scratch bytes.
-  std::lock_guard g(mu_);
-  std::deque<Get> &gets = gets_[device];
+  // lane's, Completions): the table's lock is held only to take the GETs
+  // that are due, not while their bytes go, which would hold up the other
+  // devices' reports and the session's next hand-over.
+  std::vector<Get> due;
+  {
+    std::lock_guard g(mu_);
+    std::deque<Get> &gets = gets_[device];
+    for (; !gets.empty() && gets.front().value <= value; gets.pop_front()) due.push_back(gets.front());
+  }
   bool sent = true;
-  while (!gets.empty() && gets.front().value <= value) {
-    sent = sent && send_bytes(device, gets.front());
-    objects_.remove(gets.front().staging);
-    gets.pop_front();
+  for (const Get &get : due) {
+    sent = sent && send_bytes(device, get);
+    objects_.remove(get.staging);
   }
   return sent && connection_.send(wire::Report{device, value}).ok();
 }
@@ -29,12 +34,23 @@ bool RemoteReports::report(uint32_t device, uint64_t value) {
 bool RemoteReports::send_bytes(uint32_t device, const Get &get) {
   rig_buffer_t *staging = objects_.get(get.staging);
   if (!staging) return false;
-  int64_t n = rig_buffer_bytes(staging);
-  bytes_.resize(static_cast<size_t>(n));
-  bool read = rig_buffer_blit_to_bytes(staging, 0, bytes_.data(), n, 0, n) == RIG_OK;
+  auto n = static_cast<size_t>(rig_buffer_bytes(staging));
+  // Host memory of rigd's, which the GET's copy, done with its value,
+  // wrote last: its bytes go out as they lie.
+  const auto *host = static_cast<const uint8_t *>(rig_buffer_host(staging));
+  std::vector<uint8_t> copied;
+  if (!host) {
+    copied.resize(n);
+    auto length = static_cast<int64_t>(n);
+    if (rig_buffer_blit_to_bytes(staging, 0, copied.data(), length, 0, length) != RIG_OK) {
+      rig_buffer_unref(staging);
+      return false;
+    }
+    host = copied.data();
+  }
+  bool sent = connection_.send(wire::Bytes{device, get.value, get.part, 0, wire::Data{{host, n}}}).ok();
   rig_buffer_unref(staging);
-  wire::Bytes message{device, get.value, get.part, 0, wire::Data{bytes_}};
-  return read && connection_.send(message).ok();
+  return sent;
 }
 
 }  // namespace rigd

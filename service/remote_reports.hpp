@@ -47,7 +47,6 @@ class RemoteReports {
   rig::net::AgentConnection &connection_;
   std::mutex mu_;
   std::vector<std::deque<Get>> gets_;  // by account, in value order
-  std::vector<uint8_t> bytes_;         // a GET's bytes as they go out
 };
 
 }  // namespace rigd

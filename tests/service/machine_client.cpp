@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -32,12 +33,16 @@ void write_private_file(const std::string &path, const std::string &text) {
 }  // namespace
 
 std::string make_test_directory() {
+  // A test that failed left its directory, whose pid a later test may
+  // have: the next number then.
   static std::atomic<int> made{0};
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     ("rigd-machines-" + std::to_string(getpid()) + "-" + std::to_string(++made)))
-                        .string();
-  cr_assert(mkdir(dir.c_str(), 0700) == 0, "cannot make %s: %s", dir.c_str(), std::strerror(errno));
-  return dir;
+  for (;;) {
+    std::string dir = (std::filesystem::temp_directory_path() /
+                       ("rigd-machines-" + std::to_string(getpid()) + "-" + std::to_string(++made)))
+                          .string();
+    if (mkdir(dir.c_str(), 0700) == 0) return dir;
+    cr_assert(errno == EEXIST, "cannot make %s: %s", dir.c_str(), std::strerror(errno));
+  }
 }
 
 std::string make_key_ring(const std::string &directory, const std::string &id, const std::string &secret) {
