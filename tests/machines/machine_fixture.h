@@ -13,6 +13,16 @@
 #include "machine_agent.h"
 #include "two_hosts.h"
 
+/* Whether this is a sanitizers' build, which runs rig and rigd several
+ * times slower: the suites' timeouts and bounds of their own grow. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MACHINE_SANITIZED 1
+#else
+#define MACHINE_SANITIZED 0
+#endif
+/* A suite's timeout of n seconds, five times that where sanitized. */
+#define MACHINE_SUITE_TIMEOUT(n) ((MACHINE_SANITIZED ? 5.0 : 1.0) * (n))
+
 extern struct two_hosts *hosts;
 extern struct machine_agent agent;
 

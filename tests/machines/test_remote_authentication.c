@@ -25,7 +25,7 @@
 #include "machine_client.h"
 #include "machine_fixture.h"
 
-TestSuite(remote_authentication, .fini = machine_fixture_down, .timeout = 60);
+TestSuite(remote_authentication, .fini = machine_fixture_down, .timeout = MACHINE_SUITE_TIMEOUT(60));
 
 /* rig_machine_connect with key_file and key_id is refused as it must be. */
 static int refused(const char *name, const char *key_file, const char *key_id, const char *what) {

@@ -31,7 +31,7 @@
 enum { parts = 16 };
 static const int64_t part_bytes = 64 * MIB, copy_bytes = parts * 64 * MIB;
 
-TestSuite(remote_copies, .fini = machine_fixture_down, .timeout = 120);
+TestSuite(remote_copies, .fini = machine_fixture_down, .timeout = MACHINE_SUITE_TIMEOUT(120));
 
 /* The byte counter name ("tx_bytes", "rx_bytes") of side b's veth end, as
  * side b's own sysfs shows it; -1 where it cannot be read. */
