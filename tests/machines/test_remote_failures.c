@@ -143,7 +143,7 @@ static int job_failed(struct pending *p, const char *cause, char *cause_out, siz
 /* In side b: holds the sim's fill, tells the test to cut, then copies
  * 64 MiB into MEM:0@peer again and again until a copy fails (the cut
  * lands while one crosses; none waits for the held fill, which would keep
- * their bytes from crossing: PROXY-49):
+ * their bytes from crossing: PROXY-48):
  * every wait answers RIG_ELOST with the link's reason within B + B/4 of
  * the cut, plus the slack. */
 static int through_a_cut(struct machine_client *c) {
