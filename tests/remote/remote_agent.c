@@ -175,10 +175,15 @@ rig_device_t *remote_slow_sim(rig_machine_t *m, const char *latency_us) {
   return d;
 }
 
-rig_buffer_t *remote_buffer(rig_device_t *d, int64_t n) {
+/* n bytes of d's memory of kind; fails the test where it has none. */
+static rig_buffer_t *buffer_of(rig_device_t *d, int64_t n, rig_memory_t kind) {
   rig_buffer_t *b = NULL;
-  rig_status_t s = rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &b);
+  rig_status_t s = rig_buffer_create(d, n, kind, &b);
   cr_assert(s == RIG_OK, "rig_buffer_create %s of %lld: %s: %s", rig_device_name(d), (long long)n,
             rig_status_name(s), rig_last_error());
   return b;
 }
+
+rig_buffer_t *remote_buffer(rig_device_t *d, int64_t n) { return buffer_of(d, n, RIG_MEMORY_DEVICE); }
+
+rig_buffer_t *remote_pinned(rig_device_t *d, int64_t n) { return buffer_of(d, n, RIG_MEMORY_PINNED); }

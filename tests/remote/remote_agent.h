@@ -40,7 +40,9 @@ rig_machine_t *remote_connect(remote_agent_t *a, const char *name);
 rig_device_t *remote_open(rig_machine_t *m, const char *name);
 /* SIM:0 on m, each of its values taking latency_us. */
 rig_device_t *remote_slow_sim(rig_machine_t *m, const char *latency_us);
-/* n bytes of d's Device memory; fails the test where it has none. */
+/* n bytes of d's Device memory, or Pinned; fails the test where it has
+ * none. */
 rig_buffer_t *remote_buffer(rig_device_t *d, int64_t n);
+rig_buffer_t *remote_pinned(rig_device_t *d, int64_t n);
 
 #endif

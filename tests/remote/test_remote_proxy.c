@@ -4,40 +4,33 @@
  * test runs in a process of its own (Criterion's), with an agent of its
  * own.  Each test names the PROXY rules it asserts.
  *
- * Rules no test here asserts, and why:
- * - PROXY-08, PROXY-09: describing and making a proxy are one step of the
- *   driver's open here; no call describes a proxy without making it (its
- *   name, PROXY-08's other half, is asserted).
+ * The rules the C API cannot see or stall, test_remote_link.cpp asserts
+ * against a scripted agent: the facts (PROXY-20..27, PROXY-30, PROXY-62),
+ * making and committing (PROXY-09, PROXY-56), the order of messages
+ * (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), sleep (PROXY-86,
+ * PROXY-87) and stop while bytes are in flight (PROXY-97..100).  Rules no
+ * suite asserts, and why:
  * - PROXY-11, PROXY-12: the records come from the agent's DEVICES, never
  *   from the caller, so that no host record names another id.
  * - PROXY-16: an interrupted make is an asynchronous exception of OCaml's;
  *   the C API has none.
  * - PROXY-17, PROXY-29: the C API declares no capability record of a
  *   proxy (Rig_remote_abi has no C counterpart).
- * - PROXY-20..27, PROXY-30, PROXY-34, PROXY-84: facts the core reads and
- *   the public API does not show (queues, copy engine, completion, waits,
- *   may_block, hang_ms, maps_host, host_addresses, the word).
+ * - PROXY-34, PROXY-84: submit's blocking and the edge's inspection of the
+ *   word are the core's, not the driver's to show.
  * - PROXY-40, PROXY-75: extended as rigd's proxies are (rig/service.h):
  *   fills and launches run too, and every proxy asks the agent to load
  *   code; test_remote_code.c runs them on SIM:0.
- * - PROXY-46, PROXY-47: the channel's order of whole messages
- *   (tests/net's UCX and machine channel suites assert it).
  * - PROXY-54, PROXY-90, PROXY-94: the job's close (Link.close) has no C
  *   call: a machine lives for the process.
  * - PROXY-55: memory cannot be made to run out for one hand-over alone.
- * - PROXY-56, PROXY-85, PROXY-98, PROXY-99: commit, the order of a read,
- *   and stop's arguments are the driver's, not the C API's.
- * - PROXY-57, PROXY-62, PROXY-63, PROXY-64, PROXY-68: regions and their
- *   locations are the driver's; no proxy of this driver has a word region
- *   rig frees or maps.
+ * - PROXY-85: a read's order is the atomic's: nothing a test observes.
+ * - PROXY-64, PROXY-68: no proxy of this driver has a word region that
+ *   rig locates or maps: rig reads the word through signaled().
  * - PROXY-73: rigd's CPU loads no code for any client ("a client runs host
  *   code itself"), so the machine's host refuses every image.
- * - PROXY-86, PROXY-87: sleep's seen and still_ms are rig's arguments; a
- *   wait shows only that it ends, which every wait test asserts.
- * - PROXY-92: a free or unload after the failure sends nothing, which the
- *   C API cannot observe.
- * - PROXY-97, PROXY-100: a stop while a GET's bytes are in flight needs the
- *   agent to stall between a value's BYTES, which no test can arrange.
+ * - PROXY-92: a free or unload after the failure sends nothing on a
+ *   connection the agent closed: nothing a test observes.
  */
 #include "remote_agent.h"
 
@@ -108,7 +101,7 @@ Test(remote_proxy, a_put_sends_the_bytes_of_its_submit) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *mem = remote_open(m, "MEM:0");
   rig_buffer_t *host = NULL;
-  cr_assert_eq(rig_buffer_create(rig_host(), n, RIG_MEMORY_DEVICE, &host), RIG_OK);
+  host = remote_buffer(rig_host(), n);
   uint8_t *h = rig_buffer_host(host);
   memset(h, 0x5a, n);
   rig_buffer_t *b = remote_buffer(mem, n);

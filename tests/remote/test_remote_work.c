@@ -53,8 +53,8 @@ Test(remote_work, copies_of_rows_apart) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *mem = remote_open(m, "MEM:0");
   rig_buffer_t *host = NULL, *back = NULL;
-  cr_assert_eq(rig_buffer_create(rig_host(), rows * pitch, RIG_MEMORY_DEVICE, &host), RIG_OK);
-  cr_assert_eq(rig_buffer_create(rig_host(), rows * pitch, RIG_MEMORY_DEVICE, &back), RIG_OK);
+  host = remote_buffer(rig_host(), rows * pitch);
+  back = remote_buffer(rig_host(), rows * pitch);
   uint8_t *h = rig_buffer_host(host), *k = rig_buffer_host(back);
   for (int i = 0; i < rows * pitch; i++) h[i] = (uint8_t)(i * 7 + 3);
   memset(k, 0, rows * pitch);
@@ -92,7 +92,7 @@ Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
   cr_assert(!reached(filled));
   static uint8_t bytes[4096];
   rig_buffer_t *host = NULL;
-  cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &host), RIG_OK);
+  host = remote_buffer(rig_host(), 4096);
   rig_box_t row = rig_row(0, 0, sizeof bytes);
   rig_point_t put;
   cr_assert_eq(rig_buffer_submit_copy(host, b, &row, 1, &filled, 1, &put), RIG_OK, "%s", rig_last_error());
@@ -111,9 +111,9 @@ Test(remote_work, a_put_waits_for_the_last_get_of_its_proxy) {
   rig_device_t *sim = remote_slow_sim(m, "300000");
   rig_buffer_t *s = remote_buffer(sim, 4096), *t = remote_buffer(sim, 4096);
   rig_buffer_t *in = NULL, *out = NULL;
-  cr_assert_eq(rig_buffer_create(sim, 4096, RIG_MEMORY_PINNED, &in), RIG_OK, "%s", rig_last_error());
+  in = remote_pinned(sim, 4096);
   cr_assert_not_null(rig_buffer_host(in), "PROXY-35: the proxy's Pinned memory is this process's");
-  cr_assert_eq(rig_buffer_create(rig_host(), 4096, RIG_MEMORY_DEVICE, &out), RIG_OK);
+  out = remote_buffer(rig_host(), 4096);
   rig_box_t row = rig_row(0, 0, 4096);
   rig_point_t got;
   cr_assert_eq(rig_buffer_submit_copy(s, in, &row, 1, NULL, 0, &got), RIG_OK, "%s", rig_last_error());
@@ -181,7 +181,7 @@ Test(remote_work, no_host_mapping_and_no_dma) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *mem = remote_open(m, "MEM:0");
   rig_buffer_t *host = NULL, *borrowed = NULL;
-  cr_assert_eq(rig_buffer_create(rig_host(), 1 << 16, RIG_MEMORY_DEVICE, &host), RIG_OK);
+  host = remote_buffer(rig_host(), 1 << 16);
   cr_expect_eq(rig_buffer_borrow(mem, host, &borrowed), RIG_OK, "%s", rig_last_error());
   cr_expect_null(borrowed, "PROXY-71: the proxy maps no host memory");
   rig_buffer_t *b = remote_buffer(mem, 4096);
@@ -317,8 +317,8 @@ Test(remote_work, no_copy_from_host_memory_after_a_copy_into_it) {
   rig_device_t *mem = remote_open(m, "MEM:0");
   rig_buffer_t *a = remote_buffer(mem, 4096), *b = remote_buffer(mem, 4096);
   rig_buffer_t *in = NULL, *out = NULL;
-  cr_assert_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_PINNED, &in), RIG_OK, "%s", rig_last_error());
-  cr_assert_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_PINNED, &out), RIG_OK, "%s", rig_last_error());
+  in = remote_pinned(mem, 4096);
+  out = remote_pinned(mem, 4096);
   memset(rig_buffer_host(out), 0x42, 4096);
   rig_buffer_t *put_then_get_from[] = {out, a}, *put_then_get_to[] = {a, in};
   cr_expect_eq(submit_copies(mem, put_then_get_from, put_then_get_to, 2), RIG_OK, "a PUT, then a GET: %s",
