@@ -145,6 +145,10 @@ std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint3
           } else if constexpr (std::is_same_v<Part, wire::Get>) {
             auto src = memory(part.source);
             if (!src) return unheld(part.source, "GET");
+            // Before rigd stages its bytes: hold_parts checks the rest.
+            if (uint64_t held = object(part.source.object, Kind::memory)->bytes; part.bytes > held)
+              return at + " (GET) of " + std::to_string(part.bytes) + " bytes reads past object " +
+                     std::to_string(part.source.object) + "'s " + std::to_string(held);
             auto staging = stage(part.bytes, nullptr, why);
             if (!staging) return at + " (GET): " + why;
             reports_.expect_get(account, h.value, static_cast<uint32_t>(i), *staging);

@@ -10,6 +10,12 @@
 #include <rig/rig.h>
 #include <rig/service.h>
 
+#ifdef RIGD_MACHINES_LAUNCHES
+extern "C" {
+#include "run_support.h"
+}
+#endif
+
 #include <criterion/criterion.h>
 
 #include <sys/stat.h>
@@ -366,7 +372,8 @@ Test(rigd_machines, malformed_handover_fails_that_job_alone) {
 /* Messages that break the wire's contract fail the job with what was
  * wrong, with its numbers: an ALLOC naming an object id in use, a wait on
  * a device the connection has not opened, a LAUNCH of a function it does
- * not hold, a RELEASE of an object it does not hold. */
+ * not hold, a RELEASE of an object it does not hold, a GET of more bytes
+ * than its object holds. */
 Test(rigd_machines, contract_breaches_fail_the_job_saying_what_was_wrong) {
   Agent agent;
   auto expect_failure = [&](const std::function<void(MachineClient &)> &breach, const std::string &said) {
@@ -388,6 +395,9 @@ Test(rigd_machines, contract_breaches_fail_the_job_saying_what_was_wrong) {
       "names image 7 and function 8");
   expect_failure([](MachineClient &c) { c.send(wire::Release{wire::Released::Object, 5}); },
                  "a RELEASE of object 5, which the connection does not hold");
+  // Refused before rigd stages a byte of it.
+  expect_failure([](MachineClient &c) { c.send(handover(mem, 1, {wire::Get{{1, 0}, uint64_t{1} << 40}})); },
+                 "(GET) of 1099511627776 bytes reads past object 1's 4096");
 }
 
 /* A device fault (the sim's fault_at knob) fails the job with the
@@ -448,3 +458,53 @@ Test(rigd_machines, listen_without_a_usable_key_ring_refuses_to_start) {
   }
   std::filesystem::remove_all(dir);
 }
+
+#ifdef RIGD_MACHINES_LAUNCHES
+/* IMAGE, ENTRY and LAUNCH through the link: the spec's add kernel on
+ * SIM:0 (host_code = allow), its function's max threads in ENTRY's
+ * detail, its refs the addresses of the objects' places, z = x + y read
+ * back by a GET after the launch in the same hand-over. */
+Test(rigd_machines, a_launch_of_add_through_the_link) {
+  object_t o = host_object(LINK_KERNEL("add"));
+  std::vector<uint8_t> object(o.bytes, o.bytes + o.n);
+  object_free(&o);
+  Agent agent("host_code = allow\n");
+  auto c = agent.connect();
+  constexpr int64_t n = 1000;
+  constexpr uint64_t bytes = n * sizeof(float);
+  open_and_alloc(*c, sim, "", 1, bytes);
+  for (uint64_t id : {2, 3}) {
+    auto made = c->request(sim, id, wire::Alloc{RIG_MEMORY_DEVICE, bytes});
+    cr_assert(made && made->status == RIG_OK);
+  }
+  auto image = c->request(sim, 10, wire::Image{wire::Data{object}});
+  cr_assert(image && image->status == RIG_OK, "%s", image ? image->why.c_str() : c->await_failure().c_str());
+  auto entry = c->request(sim, 11, wire::Entry{{10, "add"}});
+  cr_assert(entry && entry->status == RIG_OK, "%s", entry ? entry->why.c_str() : c->await_failure().c_str());
+  cr_assert_geq(entry->detail, 64u, "add's max threads: %llu", static_cast<unsigned long long>(entry->detail));
+  std::vector<float> x(n), y(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[static_cast<size_t>(i)] = static_cast<float>(i);
+    y[static_cast<size_t>(i)] = 2.0f * static_cast<float>(i);
+  }
+  // add's parameters: x, y and z at 0, 8 and 16 (the refs), n at 24.
+  std::vector<uint8_t> params(32, 0);
+  std::memcpy(params.data() + 24, &n, sizeof n);
+  wire::Launch launch{10, 11, {(n + 63) / 64, 1, 1}, {64, 1, 1}, 0, wire::Data{params},
+                      {wire::Ref{{1, 0}, 0}, wire::Ref{{2, 0}, 8}, wire::Ref{{3, 0}, 16}}};
+  auto as_bytes = [](const std::vector<float> &v) {
+    return std::span(reinterpret_cast<const uint8_t *>(v.data()), v.size() * sizeof(float));
+  };
+  cr_assert(c->send(handover(sim, 1,
+                             {wire::Put{{1, 0}, wire::Data{as_bytes(x)}}, wire::Put{{2, 0}, wire::Data{as_bytes(y)}},
+                              launch, wire::Get{{3, 0}, bytes}})));
+  cr_assert(c->await_report(sim, 1), "%s", c->await_failure().c_str());
+  std::vector<uint8_t> got = c->bytes_of(sim, 1, 3);
+  cr_assert_eq(got.size(), bytes);
+  for (int64_t i = 0; i < n; ++i) {
+    float z;
+    std::memcpy(&z, got.data() + i * sizeof(float), sizeof z);
+    cr_assert_float_eq(z, 3.0f * static_cast<float>(i), 1e-6, "z[%lld] = %f", static_cast<long long>(i), z);
+  }
+}
+#endif
