@@ -7,6 +7,7 @@
 #include "refusal_log.hpp"
 #include "remote_accounts.hpp"
 #include "remote_session.hpp"
+#include "wire_bounds.hpp"
 
 #include <chrono>
 #include <list>
@@ -86,12 +87,31 @@ struct MachineAgent::State {
   }
 };
 
+namespace {
+
+// Room for a hand-over's parts beside the bytes it carries.
+constexpr uint64_t handover_headroom = uint64_t{64} << 20;
+
+// The most bytes of a connection's messages rigd holds before it takes
+// them: what a client may stage (its arena_bytes, which its PUTs' bytes
+// count in), and a hand-over's parts, so that a PUT that fits the client's
+// limits passes as one message (a copy of 1 GiB in one hand-over).
+uint64_t queue_max_of(const Policy &policy) {
+  int64_t staged = policy.limits[Held::arena_bytes].client;
+  if (staged <= 0) return rig::net::wire::kMessageMax;
+  return static_cast<uint64_t>(staged) + handover_headroom;
+}
+
+}  // namespace
+
 MachineAgent::MachineAgent(MachineListen listen, const ServedDevices &served,
                            std::shared_ptr<const Policy> policy, Exports &exports, UserClients &users)
     : state_(std::make_unique<State>(served, std::move(policy), exports, users)) {
   State &state = *state_;
+  rig::net::AgentListener::Options options;
+  options.queue_max = queue_max_of(*state.policy);
   auto listening = rig::net::AgentListener::listen(
-      listen.address, std::move(listen.keys->ring), machine_accounts(served), {},
+      listen.address, std::move(listen.keys->ring), machine_accounts(served), options,
       [&state](std::shared_ptr<rig::net::AgentConnection> c) { state.accept(std::move(c)); },
       [](const std::string &peer, const std::string &cause) {
         log_refusal("refused a machine connection from " + peer + ": " + cause);

@@ -14,6 +14,7 @@
 #include "wire_messages.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -46,8 +47,10 @@ class RemoteClient {
   std::optional<std::string> request(const rig::net::wire::Request &r, RemoteAnswer &answer);
   std::optional<std::string> release(const rig::net::wire::Release &r);
   // A hand-over rigd refuses (hold_parts) loses its device's word, whose
-  // why the session hears (CompletionHooks::lost).
-  std::optional<std::string> hand_over(const rig::net::wire::Handover &h);
+  // why the session hears (CompletionHooks::lost).  message holds the
+  // bytes h's views point into, which its PUTs' copies read in place.
+  std::optional<std::string> hand_over(const rig::net::wire::Handover &h,
+                                       std::shared_ptr<const std::vector<uint8_t>> message);
 
   // The account whose word is proxy's.
   uint32_t account_of_proxy(uint32_t proxy) const { return account_of_proxy_.at(proxy); }
@@ -91,8 +94,10 @@ class RemoteClient {
                                        std::vector<rig_proxy_part> &parts);
   std::optional<std::string> words_of(const rig::net::wire::Words &w, size_t index,
                                       std::vector<rig_proxy_part> &parts);
-  // New host memory of the client's, n bytes (copied from bytes where
-  // given), counted as its host arenas are: its handle, or why not.
+  std::optional<std::string> hand_over_parts(const rig::net::wire::Handover &h);
+  // Host memory of the client's, n bytes: over bytes, the message's,
+  // where given, else new; counted as its host arenas are: its handle, or
+  // why not.
   std::optional<uint64_t> stage(uint64_t n, const uint8_t *bytes, std::string &why);
 
   const ServedDevices &served_;
@@ -103,6 +108,7 @@ class RemoteClient {
   std::vector<uint32_t> account_of_proxy_;  // by proxy
   std::unordered_map<uint64_t, Object> objects_by_id_;
   std::vector<std::byte> scratch_;  // the payload arena of the entries
+  std::shared_ptr<const std::vector<uint8_t>> message_;  // the hand-over's, while it is read
 };
 
 }  // namespace rigd

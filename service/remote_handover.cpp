@@ -38,8 +38,18 @@ std::optional<uint64_t> RemoteClient::stage(uint64_t n, const uint8_t *bytes, st
     return std::nullopt;
   }
   rig_buffer_t *b = nullptr;
-  rig_status_t status = bytes ? rig_buffer_of_bytes(bytes, count, &b)
-                              : rig_buffer_create(rig_host(), count, RIG_MEMORY_DEVICE, &b);
+  rig_status_t status;
+  if (bytes) {
+    // A PUT's bytes stay where they arrived, in the message, which the
+    // buffer keeps until rig lets go of it: its copy only reads them.
+    using Kept = std::shared_ptr<const std::vector<uint8_t>>;
+    auto *kept = new Kept(message_);
+    status = rig_buffer_of_memory(const_cast<uint8_t *>(bytes), count,
+                                  [](void *context) { delete static_cast<Kept *>(context); }, kept, &b);
+    if (status != RIG_OK) delete kept;
+  } else {
+    status = rig_buffer_create(rig_host(), count, RIG_MEMORY_DEVICE, &b);
+  }
   if (status != RIG_OK) {
     objects_.refund(count, Held::arena_bytes);
     why = "rigd has no host memory to stage " + std::to_string(n) + " bytes: " + rig_last_error();
@@ -172,7 +182,15 @@ std::optional<std::string> RemoteClient::parts_of(const wire::Handover &h, uint3
   return std::nullopt;
 }
 
-std::optional<std::string> RemoteClient::hand_over(const wire::Handover &h) {
+std::optional<std::string> RemoteClient::hand_over(const wire::Handover &h,
+                                                   std::shared_ptr<const std::vector<uint8_t>> message) {
+  message_ = std::move(message);
+  std::optional<std::string> breach = hand_over_parts(h);
+  message_.reset();
+  return breach;
+}
+
+std::optional<std::string> RemoteClient::hand_over_parts(const wire::Handover &h) {
   std::optional<uint32_t> proxy = proxy_of(h.device);
   if (!proxy) return "a HANDOVER of value " + std::to_string(h.value) + " for device " + std::to_string(h.device) +
                      ", which is not open on this connection";

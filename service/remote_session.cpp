@@ -157,7 +157,8 @@ std::string RemoteSession::serve_job() {
           } else if constexpr (std::is_same_v<M, wire::Release>) {
             return client.release(m);
           } else if constexpr (std::is_same_v<M, wire::Handover>) {
-            return client.hand_over(m);
+            // Its views keep pointing into the bytes as they move.
+            return client.hand_over(m, std::make_shared<const std::vector<uint8_t>>(std::move(received->bytes)));
           } else if constexpr (std::is_same_v<M, wire::Close>) {
             closing_.store(true, std::memory_order_release);
           } else if constexpr (std::is_same_v<M, wire::Failure>) {

@@ -18,6 +18,7 @@ extern "C" {
 
 #include <criterion/criterion.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -319,6 +320,48 @@ Test(rigd_machines, sigterm_ends_remote_sessions) {
   int status = stop_rigd(agent.rigd);
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
   cr_assert(!c->await_failure().empty());
+}
+
+/* A client that dies (SIGKILL) fails its link: rigd ends its session
+ * with the link's reason and releases what it held, as a local client's
+ * departure does (the next client's ALLOC of the per-user quota fits). */
+Test(rigd_machines, a_client_that_dies_has_what_it_held_released) {
+  Agent agent("quota_bytes_per_user = 1048576\n");
+  int ready[2];
+  cr_assert(pipe(ready) == 0);
+  pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    auto c = agent.connect();
+    open_and_alloc(*c, mem, "", 1, 1 << 20);
+    char one = 1;
+    if (write(ready[1], &one, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char one = 0;
+  cr_assert(read(ready[0], &one, 1) == 1, "the client did not allocate");
+  close(ready[0]);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  cr_assert_eq(await_lines(agent.rigd, {"remote client", "left (its link failed"}).size(), 1u, "%s",
+               whole_log(agent.rigd).c_str());
+  auto next = agent.connect();
+  open_and_alloc(*next, mem, "", 1, 1 << 20);
+}
+
+/* A PUT past the client's arena_bytes (its staged bytes) fails its job
+ * naming the limit; the limit bounds the connection's queued messages
+ * too, with room for a hand-over's parts, so that the PUT arrives to be
+ * refused rather than failing the link. */
+Test(rigd_machines, a_put_past_arena_bytes_fails_the_job_naming_it) {
+  Agent agent("arena_bytes = 1048576\n");
+  auto c = agent.connect();
+  open_and_alloc(*c, mem, "", 1, 4 << 20);
+  std::vector<uint8_t> sent(2 << 20, 7);
+  cr_assert(c->send(handover(mem, 1, {wire::Put{{1, 0}, wire::Data{sent}}})));
+  std::string failure = c->await_failure();
+  cr_assert(failure.find("arena_bytes") != std::string::npos, "%s", failure.c_str());
 }
 
 /* A connection that proves a wrong secret, or a key the ring lacks, is
