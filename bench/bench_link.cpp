@@ -238,12 +238,7 @@ int main(int argc, char **argv) {
   int rounds = 3;
   if (argc == 3 && std::strcmp(argv[1], "--rounds") == 0) rounds = std::max(1, std::atoi(argv[2]));
   char program[256];
-  if (!perftest_find(program, sizeof program)) fail("no ucx_perftest (Debian's ucx-utils)");
-  two_hosts *h = two_hosts_up();
-  if (!h) {
-    std::fprintf(stderr, "bench_link: two hosts cannot be made here: %s\n", two_hosts_error());
-    return 2;
-  }
+  two_hosts *h = perftest_hosts_or_exit("bench_link", program, sizeof program);
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) fail("readlink /proc/self/exe failed");

@@ -41,6 +41,19 @@ void perftest_command(struct perftest_command *c, const struct two_hosts *h, enu
 
 bool perftest_find(char *path, size_t size) { return find_program("ucx_perftest", "/usr/bin", path, size); }
 
+struct two_hosts *perftest_hosts_or_exit(const char *bench, char *path, size_t size) {
+  if (!perftest_find(path, size)) {
+    fprintf(stderr, "%s: no ucx_perftest (Debian's ucx-utils)\n", bench);
+    exit(1);
+  }
+  struct two_hosts *h = two_hosts_up();
+  if (!h) {
+    fprintf(stderr, "%s: two hosts cannot be made here: %s\n", bench, two_hosts_error());
+    exit(2);
+  }
+  return h;
+}
+
 /* The numbers of output's "Final:" line: iterations, latency or overhead
  * (50th percentile, average, overall), bandwidth (average, overall).
  * False where output has no such line. */

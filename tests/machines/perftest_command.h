@@ -50,6 +50,11 @@ void perftest_command(struct perftest_command *c, const struct two_hosts *h, enu
 int perftest_between(struct two_hosts *h, const struct perftest_run *run, char *output, size_t size);
 /* Writes ucx_perftest's path into path; false where it is not installed. */
 bool perftest_find(char *path, size_t size);
+/* For a benchmark named bench that runs ucx_perftest across two hosts:
+ * writes ucx_perftest's path into path and makes the hosts; where either
+ * cannot be had, says why on stderr and exits, 1 without ucx_perftest, 2
+ * where the hosts cannot be made here. */
+struct two_hosts *perftest_hosts_or_exit(const char *bench, char *path, size_t size);
 
 /* The overall bandwidth in MB/s that a client's output reports on its
  * "Final:" line, or -1 where output has no such line. */

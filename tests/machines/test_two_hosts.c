@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "byte_pattern.h"
 #include "find_program.h"
 #include "perftest_command.h"
 #include "two_hosts.h"
@@ -46,45 +47,6 @@ static struct two_hosts *hosts_up(void) {
   hosts = two_hosts_up();
   if (!hosts) cr_skip_test("two hosts cannot be made here: %s", two_hosts_error());
   return hosts;
-}
-
-/* ---- The bytes of a stream ------------------------------------------------ */
-
-/* Word k of every stream, which holds its bytes 8k to 8k + 7: a
- * multiplicative hash, so that a byte lost, doubled or moved shows. */
-static uint64_t pattern_word(uint64_t k) { return (k + 1) * 0x9E3779B97F4A7C15ull; }
-
-static uint8_t pattern_at(uint64_t i) {
-  uint64_t word = pattern_word(i / 8);
-  uint8_t bytes[8];
-  memcpy(bytes, &word, sizeof bytes);
-  return bytes[i % 8];
-}
-
-/* Whole words where offset + i is a word's start: ThreadSanitizer's
- * builds check each store, and a stream is 64 MiB. */
-static void fill_pattern(uint8_t *bytes, uint64_t offset, size_t n) {
-  size_t i = 0;
-  for (; i < n && (offset + i) % 8; i++) bytes[i] = pattern_at(offset + i);
-  for (; i + 8 <= n; i += 8) {
-    uint64_t word = pattern_word((offset + i) / 8);
-    memcpy(bytes + i, &word, sizeof word);
-  }
-  for (; i < n; i++) bytes[i] = pattern_at(offset + i);
-}
-
-/* The index of bytes' first byte unlike the pattern at offset, or n. */
-static size_t pattern_differs(const uint8_t *bytes, uint64_t offset, size_t n) {
-  size_t i = 0;
-  for (; i < n && (offset + i) % 8; i++)
-    if (bytes[i] != pattern_at(offset + i)) return i;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t word = pattern_word((offset + i) / 8);
-    if (memcmp(bytes + i, &word, sizeof word) != 0) break;
-  }
-  for (; i < n; i++)
-    if (bytes[i] != pattern_at(offset + i)) return i;
-  return n;
 }
 
 /* ---- Sockets ---------------------------------------------------------------- */
@@ -170,7 +132,7 @@ static int send_pattern(void *arg) {
   static uint8_t chunk[MIB];
   for (uint64_t sent = 0; answer == 0 && sent < p->bytes; sent += sizeof chunk) {
     size_t n = p->bytes - sent < sizeof chunk ? (size_t)(p->bytes - sent) : sizeof chunk;
-    fill_pattern(chunk, sent, n);
+    byte_pattern_fill(chunk, sent, n);
     answer = write_all(s, chunk, n);
   }
   if (answer != 0) fprintf(stderr, "send_pattern to %s:%u: %s\n", p->address, p->port, strerror(answer));
@@ -203,7 +165,7 @@ static int receive_pattern(int listener, uint64_t bytes) {
       return 1;
     }
     if (n == 0) break;
-    size_t differs = pattern_differs(chunk, received, (size_t)n);
+    size_t differs = byte_pattern_differs(chunk, received, (size_t)n);
     if (differs < (size_t)n) {
       fprintf(stderr, "receive_pattern: byte %llu differs from the pattern\n",
               (unsigned long long)(received + differs));
@@ -304,7 +266,7 @@ static void pump(struct flow *f, long ms, uint64_t until, long idle_ms) {
     poll(p, 2, 10);
     if (idle_ms && !(p[1].revents & POLLIN) && two_hosts_ms_since(&f->last_arrival) >= idle_ms) return;
     if (p[0].revents & POLLOUT) {
-      fill_pattern(chunk, f->sent, sizeof chunk);
+      byte_pattern_fill(chunk, f->sent, sizeof chunk);
       ssize_t n = send(f->sender, chunk, sizeof chunk, MSG_NOSIGNAL);
       if (n > 0) f->sent += (uint64_t)n;
     }
@@ -313,7 +275,7 @@ static void pump(struct flow *f, long ms, uint64_t until, long idle_ms) {
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       cr_assert_gt(n, 0, "the stream ended after %llu bytes: %s", (unsigned long long)f->received,
                    n < 0 ? strerror(errno) : "end of stream");
-      size_t differs = pattern_differs(chunk, f->received, (size_t)n);
+      size_t differs = byte_pattern_differs(chunk, f->received, (size_t)n);
       cr_assert_eq(differs, (size_t)n, "byte %llu differs from the pattern",
                    (unsigned long long)(f->received + differs));
       f->received += (uint64_t)n;

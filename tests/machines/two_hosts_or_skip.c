@@ -10,20 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "suite_runner.h"
 #include "two_hosts.h"
 
-enum { skipped_exit = 77 };
-
 int main(int argc, char *argv[]) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s SUITE [ARGUMENTS...]\n", argv[0]);
-    return 2;
-  }
-  struct two_hosts *probe = two_hosts_up();
-  if (!probe) {
-    printf("skipped: two hosts cannot be made here: %s\n", two_hosts_error());
-    return skipped_exit;
-  }
+  struct two_hosts *probe = suite_runner_hosts(argc, argv);
   if (two_hosts_down(probe) != 0) {
     fprintf(stderr, "%s: the probe's two hosts would not go: %s\n", argv[0], two_hosts_error());
     return 1;
