@@ -25,7 +25,7 @@ start)
   "$rigd" --socket "$dir/rigd.sock" --devices MEM:0,SIM:0 --config "$dir/rigd.conf" --listen 127.0.0.1:0 \
     --foreground </dev/null >"$dir/rigd.log" 2>&1 &
   echo $! >"$dir/rigd.pid"
-  for _ in $(seq 200); do
+  for _ in $(seq 600); do
     address=$(sed -n 's/.*listening for machines on \([0-9.]*:[0-9]*\).*/\1/p' "$dir/rigd.log")
     if [ -n "$address" ]; then
       echo "$address" >"$dir/address"
