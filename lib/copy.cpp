@@ -151,9 +151,6 @@ struct Copy {
     for (const rig_box_t &b : boxes) parts.push_back(copy_part(x, s, d, b));
     const Use uses[] = {{src->alloc, false}, {dst->alloc, true}};
     uint64_t v = submit_work(x, parts.data(), parts.size(), uses, 2, waits, nwaits);
-    // A copy into the host's memory returns with its bytes there (COPY-59),
-    // also where a device of another machine copies it over its link.
-    if (x->facts.copies_host_by_address && dst->alloc->owner->is_host) x->wait(v);
     return rig_point_make(x, v);
   }
 

@@ -42,7 +42,18 @@ RemoteDevice::RemoteDevice(std::shared_ptr<RemoteLink> link, const net::MachineA
     : link_(std::move(link)),
       account_(account.id),
       timeline_(link_->enroll(account.id, start)),
-      facts_(facts_of(account, *timeline_)) {}
+      facts_(facts_of(account, *timeline_)),
+      name_(account.name),
+      arch_(account.arch) {
+  record_.size = sizeof record_;
+  record_.id = account.id;
+  record_.name = name_.c_str();
+  record_.arch = arch_.c_str();
+  record_.budget = facts_.budget;
+  record_.cache_bytes = facts_.cache_bytes.value_or(0);
+  record_.address = link_->address().c_str();
+  facts_.capabilities = {{RIG_MACHINE_DEVICE, &record_}};
+}
 
 RemoteDevice::~RemoteDevice() { link_->retire(timeline_); }
 

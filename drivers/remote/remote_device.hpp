@@ -8,6 +8,8 @@
 #include "remote_link.hpp"
 #include "rig_internal/driver.hpp"
 
+#include <rig/service.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -51,6 +53,9 @@ class RemoteDevice : public DriverDevice {
   uint32_t account_;
   std::shared_ptr<Timeline> timeline_;
   Facts facts_;
+  // The capability record (RIG_MACHINE_DEVICE) and the texts it names.
+  std::string name_, arch_;
+  rig_machine_device_t record_{};
   // room's and submit's alone, which rig calls for one device one at a
   // time: the values in flight and the last with a copy into this
   // process's memory (PROXY-49).

@@ -92,6 +92,22 @@ typedef struct rig_machine_options {
   uint32_t failure_bound_ms;
 } rig_machine_options_t;
 
+/* The capability that every device of another machine declares
+ * (rig_device_capability(d, RIG_MACHINE_DEVICE)): the account its
+ * machine's agent gave for it, which the proxy was made with (PROXY-17,
+ * PROXY-29).  Devices of this machine, rigd's proxies included, declare
+ * none.  The record and its texts live as long as d's record. */
+#define RIG_MACHINE_DEVICE "rig.machine-device"
+typedef struct rig_machine_device {
+  size_t size;          /* sizeof(rig_machine_device_t) as rig compiled it */
+  uint32_t id;          /* the agent's id of the device: 0 for its host */
+  const char *name;     /* its name on its machine ("MEM:0") */
+  const char *arch;     /* its arch, as rig_device_arch answers */
+  int64_t budget;       /* its budget when the agent listed it */
+  int64_t cache_bytes;  /* its last-level cache's bytes, 0 if not known */
+  const char *address;  /* "HOST:PORT" of the machine's agent */
+} rig_machine_device_t;
+
 /* Connects this process to the agent of another machine listening at
  * address ("HOST:PORT", rigd --listen) as a new machine, *machine where
  * machine is not NULL: the process proves its key, and the agent's devices

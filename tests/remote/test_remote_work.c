@@ -373,3 +373,46 @@ Test(remote_work, a_borrow_across_proxies_of_a_link_asks_the_agent) {
   rig_buffer_unref(b);
   rig_buffer_unref(c);
 }
+
+/* A proxy's capability is the account the agent gave for its device, which
+ * it was made with (PROXY-17, PROXY-29); the machine's host is id 0, and
+ * this process's host declares none. */
+Test(remote_work, the_capability_is_the_agents_account) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_device_t *cpu = remote_open(m, "CPU");
+  const rig_machine_device_t *r = rig_device_capability(mem, RIG_MACHINE_DEVICE);
+  cr_assert_not_null(r, "PROXY-17: MEM:0@machine declares RIG_MACHINE_DEVICE");
+  cr_expect_eq(r->size, sizeof *r);
+  cr_expect_str_eq(r->name, "MEM:0", "PROXY-29: the account's name");
+  cr_expect_neq(r->id, 0, "PROXY-29: MEM:0 is not the machine's host");
+  cr_expect_str_eq(r->arch, rig_device_arch(mem), "PROXY-18, PROXY-29: the account's arch");
+  cr_expect_eq(r->budget, rig_budget(mem), "PROXY-19, PROXY-29: the account's budget");
+  cr_expect_eq(r->cache_bytes, rig_device_cache_bytes(mem), "PROXY-28, PROXY-29: its cache's bytes");
+  cr_expect_str_eq(r->address, agent.address, "the agent's address");
+  const rig_machine_device_t *h = rig_device_capability(cpu, RIG_MACHINE_DEVICE);
+  cr_assert_not_null(h, "PROXY-17: CPU@machine declares it too");
+  cr_expect_eq(h->id, 0, "PROXY-01, PROXY-29: the machine's host is the agent's id 0");
+  cr_expect_null(rig_device_capability(rig_host(), RIG_MACHINE_DEVICE), "this process's host is no machine's");
+}
+
+/* A copy by a device of another machine into this process's memory is
+ * queued: submit_copy returns before its bytes are there (COPY-60), and
+ * they are there once its point is reached (PROXY-37, PROXY-81). */
+Test(remote_work, a_copy_into_host_memory_is_queued) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = remote_slow_sim(m, "300000");
+  rig_buffer_t *src = remote_buffer(sim, 4096);
+  rig_buffer_t *host = remote_buffer(rig_host(), 4096);
+  cr_assert_eq(rig_buffer_fill(host, 0), RIG_OK, "%s", rig_last_error());
+  rig_point_t filled, copied;
+  cr_assert_eq(rig_buffer_submit_fill(src, 7, NULL, 0, &filled), RIG_OK, "%s", rig_last_error());
+  rig_box_t row = rig_row(0, 0, 4096);
+  cr_assert_eq(rig_buffer_submit_copy(src, host, &row, 1, NULL, 0, &copied), RIG_OK, "%s", rig_last_error());
+  const uint8_t *bytes = rig_buffer_host(host);
+  cr_expect(!reached(copied) && bytes[4095] == 0, "COPY-60: the copy returned queued, its bytes not yet there");
+  cr_assert_eq(rig_point_wait(copied), RIG_OK, "%s", rig_last_error());
+  cr_expect(bytes[0] == 7 && bytes[4095] == 7, "PROXY-37, PROXY-81: the bytes are there at its point");
+  rig_buffer_unref(host);
+  rig_buffer_unref(src);
+}

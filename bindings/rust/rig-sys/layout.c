@@ -64,6 +64,13 @@ int main(void) {
   OFFSET(rig_machine_options_t, key_id);
   OFFSET(rig_machine_options_t, transports);
   OFFSET(rig_machine_options_t, failure_bound_ms);
+  SIZE(rig_machine_device_t);
+  OFFSET(rig_machine_device_t, id);
+  OFFSET(rig_machine_device_t, name);
+  OFFSET(rig_machine_device_t, arch);
+  OFFSET(rig_machine_device_t, budget);
+  OFFSET(rig_machine_device_t, cache_bytes);
+  OFFSET(rig_machine_device_t, address);
   SIZE(rig_service_client_info_t);
   OFFSET(rig_service_client_info_t, id);
   OFFSET(rig_service_client_info_t, pid);

@@ -238,6 +238,21 @@ pub struct rig_machine_options_t {
     pub failure_bound_ms: u32,
 }
 
+/// The capability key of a device of another machine (service.h).
+pub const RIG_MACHINE_DEVICE: &[u8] = b"rig.machine-device\0";
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rig_machine_device_t {
+    pub size: usize,
+    pub id: u32,
+    pub name: *const c_char,
+    pub arch: *const c_char,
+    pub budget: i64,
+    pub cache_bytes: i64,
+    pub address: *const c_char,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct rig_service_client_info_t {

@@ -73,6 +73,13 @@ fn structs_match_the_headers() {
     assert_eq!(offset!(rig_machine_options_t, key_id), c::OFFSET_rig_machine_options_t_key_id);
     assert_eq!(offset!(rig_machine_options_t, transports), c::OFFSET_rig_machine_options_t_transports);
     assert_eq!(offset!(rig_machine_options_t, failure_bound_ms), c::OFFSET_rig_machine_options_t_failure_bound_ms);
+    same_layout!(rig_machine_device_t, c::SIZE_rig_machine_device_t, c::ALIGN_rig_machine_device_t);
+    assert_eq!(offset!(rig_machine_device_t, id), c::OFFSET_rig_machine_device_t_id);
+    assert_eq!(offset!(rig_machine_device_t, name), c::OFFSET_rig_machine_device_t_name);
+    assert_eq!(offset!(rig_machine_device_t, arch), c::OFFSET_rig_machine_device_t_arch);
+    assert_eq!(offset!(rig_machine_device_t, budget), c::OFFSET_rig_machine_device_t_budget);
+    assert_eq!(offset!(rig_machine_device_t, cache_bytes), c::OFFSET_rig_machine_device_t_cache_bytes);
+    assert_eq!(offset!(rig_machine_device_t, address), c::OFFSET_rig_machine_device_t_address);
     same_layout!(rig_service_client_info_t, c::SIZE_rig_service_client_info_t, c::ALIGN_rig_service_client_info_t);
     assert_eq!(offset!(rig_service_client_info_t, id), c::OFFSET_rig_service_client_info_t_id);
     assert_eq!(offset!(rig_service_client_info_t, pid), c::OFFSET_rig_service_client_info_t_pid);
