@@ -241,7 +241,8 @@ Test(wire_handover_bounds, a_word_misaligned_of_object_0_or_past_2_64_is_refused
 // A WORDS whose writes end past the message is refused naming them.
 Test(wire_handover_bounds, a_words_part_cut_short_is_refused_naming_its_writes) {
   Raw raw = raw_handover(of(words_of(2)));
-  raw.bytes.resize(raw.bytes.size() - 4);
+  // erase, not resize: GCC 12 at -O1 cannot see that the size exceeds 4.
+  raw.bytes.erase(raw.bytes.end() - 4, raw.bytes.end());
   assert_decode_refuses(raw.bytes, "a HANDOVER of 1 part ends at byte " + std::to_string(raw.bytes.size() + 4) +
                                        " of " + std::to_string(raw.bytes.size()) +
                                        ", in part 0 (a WORDS)'s writes");
