@@ -80,6 +80,11 @@ class RemoteLink {
   std::optional<std::string> failure() const;
   // Throws Fault with the failure once the job failed.
   void require_working() const;
+  // Begins the job's close (Link.close): sends CLOSE, after which the
+  // agent ends the connection, and fails the job with closed_reason unless
+  // it failed before.  Nothing once the job failed.
+  void close();
+  static constexpr const char *closed_reason = "the job is closed";
 
   // A fresh id of the job for an object a request makes.
   uint64_t fresh() { return next_object_.fetch_add(1, std::memory_order_relaxed); }

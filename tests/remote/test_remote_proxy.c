@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(remote_proxy, .init = remote_suite_start, .fini = remote_suite_stop, .timeout = 60);
 
@@ -259,4 +260,72 @@ Test(remote_proxy, rig_devices_lists_what_the_agent_serves) {
   cr_expect(strstr(out, "CPU@machine\n") && strstr(out, "MEM:0@machine\n") && strstr(out, "SIM:0@machine\n"),
             "the agent's devices: %s", out);
   cr_expect(!strstr(out, "\nCPU\n") && strncmp(out, "CPU\n", 4) != 0, "this process's own host too: %s", out);
+}
+
+static bool says_closed(const char *why) { return why && strstr(why, "the job is closed") != NULL; }
+
+/* Whether the agent's log tells that a connection left for its CLOSE
+ * (remote_session's "left (closed)"), looking while the agent writes it. */
+static bool agent_logged_close(void) {
+  for (int turn = 0; turn < 200; turn++) {
+    FILE *f = fopen(agent.log, "r");
+    char line[1024];
+    bool seen = false;
+    while (f && !seen && fgets(line, sizeof line, f)) seen = strstr(line, "left (closed)") != NULL;
+    if (f) fclose(f);
+    if (seen) return true;
+    usleep(50 * 1000);
+  }
+  return false;
+}
+
+/* rig_machine_close: the link sends CLOSE and ends; each call that asks
+ * the agent and each submit fails with "the job is closed" (PROXY-54,
+ * PROXY-94), a wait on work handed over before answers RIG_ELOST with it
+ * (PROXY-90), and so does rig_machine_lost. */
+Test(remote_proxy, the_jobs_close) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = remote_slow_sim(m, "2000000");
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_device_t *host = remote_open(m, "CPU");
+  rig_buffer_t *s = remote_buffer(sim, 4096), *b = remote_buffer(mem, 4096);
+  rig_point_t pending;
+  cr_assert_eq(rig_buffer_submit_fill(s, 3, NULL, 0, &pending), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_machine_close(m), RIG_OK, "%s", rig_last_error());
+  cr_expect(says_closed(rig_machine_lost(m)), "PROXY-90: the machine is lost: %s", rig_machine_lost(m));
+  cr_expect(agent_logged_close(), "the agent heard CLOSE and ended the connection (log %s)", agent.log);
+
+  cr_expect_eq(rig_point_wait(pending), RIG_ELOST, "PROXY-90: the wait answers RIG_ELOST");
+  cr_expect(says_closed(rig_last_error()), "PROXY-90: the reason: %s", rig_last_error());
+  rig_point_t after;
+  cr_expect_eq(rig_buffer_submit_fill(b, 5, NULL, 0, &after), RIG_ELOST, "PROXY-54: a submit after the close");
+  cr_expect(says_closed(rig_last_error()), "PROXY-54: the reason: %s", rig_last_error());
+  rig_buffer_t *more = NULL;
+  cr_expect_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_DEVICE, &more), RIG_ELOST, "PROXY-94: an alloc");
+  cr_expect(says_closed(rig_last_error()), "PROXY-94: the reason: %s", rig_last_error());
+  static const uint8_t junk[64] = {0x7f, 'E', 'L', 'F'};
+  rig_image_t *image = NULL;
+  cr_expect_eq(rig_image_load(host, junk, sizeof junk, &image), RIG_ELOST, "PROXY-94: an image on the host");
+  cr_expect(says_closed(rig_last_error()), "PROXY-94: the reason: %s", rig_last_error());
+  rig_device_t *again = NULL;
+  cr_expect_eq(rig_machine_open(m, "MEM:0", NULL, &again), RIG_EOPEN, "opens on a closed machine");
+
+  cr_expect_eq(rig_machine_close(m), RIG_OK, "a second close changes nothing");
+  cr_expect(says_closed(rig_machine_lost(m)), "the first reason stays: %s", rig_machine_lost(m));
+  cr_expect_eq(rig_machine_close(NULL), RIG_EINVAL);
+  rig_buffer_unref(s);
+  rig_buffer_unref(b);
+}
+
+/* A machine lost before its close keeps its reason. */
+Test(remote_proxy, a_close_after_the_failure_keeps_the_root_cause) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  remote_agent_kill(&agent);
+  rig_device_t *mem = NULL;
+  (void)rig_machine_open(m, "MEM:0", NULL, &mem);
+  for (int turn = 0; turn < 400 && !rig_machine_lost(m); turn++) usleep(50 * 1000);
+  const char *why = rig_machine_lost(m);
+  cr_assert_not_null(why, "the agent's death loses the machine");
+  cr_assert_eq(rig_machine_close(m), RIG_OK);
+  cr_expect_str_eq(rig_machine_lost(m), why, "the failure's reason stays");
 }
