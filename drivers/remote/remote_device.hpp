@@ -49,8 +49,10 @@ class RemoteDevice : public DriverDevice {
 
   std::shared_ptr<RemoteLink> link_;
   uint32_t account_;
-  std::shared_ptr<Timeline> timeline_;
+  // Before timeline_, so that enrolling is the make's last step that may
+  // throw: a make that fails leaves no proxy registered (PROXY-16).
   Facts facts_;
+  std::shared_ptr<Timeline> timeline_;
   // room's and submit's alone, which rig calls for one device one at a
   // time: the values in flight and the last with a copy into this
   // process's memory (PROXY-49).

@@ -120,9 +120,14 @@ void RemoteLink::retire(const std::shared_ptr<Timeline> &t) {
   std::erase(timelines_, t);
 }
 
-bool RemoteLink::opened(uint32_t account) {
+bool RemoteLink::opened(uint32_t account) const {
   Guard g(mu_);
-  return !opened_.insert(account).second;
+  return opened_.count(account) > 0;
+}
+
+void RemoteLink::opened_by_agent(uint32_t account) {
+  Guard g(mu_);
+  opened_.insert(account);
 }
 
 std::shared_ptr<Timeline> RemoteLink::timeline_of(const volatile uint64_t *word) const {

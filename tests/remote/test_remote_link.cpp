@@ -362,3 +362,92 @@ Test(remote_link, free_after_the_failure_sends_nothing) {
   s.at->close();
   closing.get();
 }
+
+namespace {
+
+// d's word as a wait names it (rig's work.cpp).
+const volatile uint64_t *word_of(const RemoteDevice &d) {
+  return reinterpret_cast<const volatile uint64_t *>(d.facts().word);
+}
+
+}  // namespace
+
+// A make of an account the link has a proxy of is refused (PROXY-13), and
+// the refused make leaves nothing registered: once the first proxy goes
+// (having handed nothing over), a make of the account succeeds and its
+// word is the link's (PROXY-16).
+Test(remote_link, a_refused_make_leaves_no_proxy_registered) {
+  Scripted s;
+  auto first = s.proxy(1, 5);
+  try {
+    s.proxy(1, 9);
+    cr_expect_fail("PROXY-13: a second proxy of CUDA:0 on the link was made");
+  } catch (const std::invalid_argument &e) {
+    cr_expect(std::string(e.what()).find("a proxy of that device already") != std::string::npos, "PROXY-13: %s",
+              e.what());
+  }
+  cr_expect_not_null(s.link->timeline_of(word_of(*first)), "the first proxy stays registered");
+  first.reset();
+  auto again = s.proxy(1, 9);
+  cr_expect_not_null(s.link->timeline_of(word_of(*again)),
+                     "PROXY-16: the make after the refused one succeeded and registered its word");
+  cr_expect_eq(again->signaled(), 9u, "PROXY-16: the proxy's values start where its make said, not the refused one's");
+}
+
+namespace {
+
+// Whether call raises Fault with the close's message.
+template <class Call>
+bool faults_closed(Call call) {
+  try {
+    call();
+  } catch (const Fault &f) {
+    return std::string(f.what()) == RemoteLink::closed_reason;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The job's close (RemoteLink::close, rig_machine_close's): CLOSE goes to
+// the agent after what was sent before; a request waiting for its answer
+// faults at once rather than wait for one the closing agent never sends;
+// from then each call that asks the agent raises Fault "the job is
+// closed" (PROXY-90, PROXY-94), as submit does, which rig answers as
+// RIG_FAILED's loss (PROXY-54), and sleep likewise.
+Test(remote_link, the_jobs_close_faults_every_call_that_asks_the_agent) {
+  Scripted s;
+  auto host = s.proxy(0), d = s.proxy(1);
+  auto alloc = std::async(std::launch::async, [&] { return d->alloc(Memory::Device, 64); });
+  (void)s.answer(RIG_OK, 1);
+  Region r = alloc.get();
+  static const uint8_t code[16] = {0x7f, 'E', 'L', 'F'};
+  auto load = std::async(std::launch::async, [&] { return host->image(code, sizeof code); });
+  (void)s.answer(RIG_OK, 1);
+  auto loaded = load.get();
+  cr_assert(std::holds_alternative<DriverDevice::Image>(loaded));
+  DriverDevice::Image image = std::get<DriverDevice::Image>(loaded);
+
+  auto unanswered = std::async(std::launch::async, [&] { return faults_closed([&] { d->alloc(Memory::Device, 64); }); });
+  (void)s.next<wire::Request>();
+  s.link->close();
+  cr_expect(unanswered.get(), "PROXY-94: the request in flight faults with the close");
+  (void)s.next<wire::Close>();
+  s.at->close();
+
+  cr_expect_eq(s.link->failure().value_or(""), RemoteLink::closed_reason, "PROXY-90: the job's reason");
+  cr_expect(faults_closed([&] { d->alloc(Memory::Device, 64); }), "PROXY-94: alloc");
+  cr_expect(faults_closed([&] { d->map_peer(*d, r); }), "PROXY-94: map_peer of memory");
+  cr_expect(faults_closed([&] { host->image(code, sizeof code); }), "PROXY-94: image");
+  cr_expect(faults_closed([&] { host->entry(image, "main"); }), "PROXY-94: entry");
+  cr_expect(faults_closed([&] { d->sleep(0, 1000); }), "PROXY-90: sleep");
+  rig_edge_part_t fill{};
+  fill.kind = RIG_PART_FILL;
+  fill.u.fill = {object(1), 64, 0};
+  cr_expect(faults_closed([&] { d->submit(work(1, &fill, 1)); }), "PROXY-54: submit");
+  cr_expect_eq(d->lost_outside_calls().value_or(""), RemoteLink::closed_reason, "PROXY-90: the proxy is lost with it");
+  s.link->close();
+  cr_expect_eq(s.link->failure().value_or(""), RemoteLink::closed_reason, "a second close changes nothing");
+  d->free(r);
+  host->unload(image);
+}

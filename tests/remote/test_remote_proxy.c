@@ -329,3 +329,20 @@ Test(remote_proxy, a_close_after_the_failure_keeps_the_root_cause) {
   cr_assert_eq(rig_machine_close(m), RIG_OK);
   cr_expect_str_eq(rig_machine_lost(m), why, "the failure's reason stays");
 }
+
+/* An open the agent refuses (its OPEN of SIM:0 with an unknown key) makes
+ * no proxy and leaves the device unopened on the link: the next open asks
+ * the agent again, and its proxy runs work (PROXY-16). */
+Test(remote_proxy, a_refused_open_leaves_nothing_made) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_open_options_t bad = {sizeof bad, "no_such_knob=7"};
+  rig_device_t *d = NULL;
+  cr_expect_eq(rig_machine_open(m, "SIM:0", &bad, &d), RIG_EOPEN, "the agent refuses the configuration");
+  cr_expect(strstr(rig_last_error(), "no_such_knob") != NULL, "the agent's reason: %s", rig_last_error());
+  cr_expect_null(d);
+  rig_device_t *sim = remote_open(m, "SIM:0");
+  rig_buffer_t *b = remote_buffer(sim, 4096);
+  cr_expect_eq(rig_buffer_fill(b, 3), RIG_OK, "PROXY-16: the proxy made after the failed one works: %s",
+               rig_last_error());
+  rig_buffer_unref(b);
+}
