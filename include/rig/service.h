@@ -102,6 +102,10 @@ typedef struct rig_machine_options {
  * $RIG_MACHINES (comma-separated "M=HOST:PORT" pairs) lists M first
  * connects so, named M, with $RIG_MACHINE_KEY.  A connection is the
  * process's that made it: a child after fork has none of its parent's.
+ * A proxy loads code where the agent's device does: "CPU@MACHINE" loads
+ * host code on the agent's host, and runs its launches there, where the
+ * agent's config says host_code = allow (rigd(8)), and answers RIG_EIMAGE
+ * naming host_code otherwise.
  * The machine is lost, for good, when the job fails: the agent's FAILURE
  * (its root cause), the connection's end or silence past the failure
  * bound; every proxy of it is lost with the reason.
