@@ -181,7 +181,7 @@ Test(remote_link, stop_waits_for_the_bytes_in_flight) {
   memset(half, 1, sizeof half);
   s.send(wire::Bytes{1, 1, 0, 0, {{half, 8}}});
   d->stop(std::string("a fault it ignores"), 2);
-  cr_expect_lt(d->signaled(), 2u, "PROXY-97: not while bytes may land");
+  cr_expect_lt(d->signaled(), 2u, "PROXY-97, PROXY-98: stop returned with bytes to land, its last value unwritten");
   s.send(wire::Bytes{1, 1, 0, 8, {{half, 8}}});
   s.send(wire::Report{1, 1});
   cr_assert(reads(*d, 1), "the REPORT of value 1");
@@ -196,9 +196,11 @@ Test(remote_link, stop_waits_for_the_bytes_in_flight) {
 
 Test(remote_link, stop_with_nothing_in_flight_writes_at_once) {
   Scripted s;
-  auto d = s.proxy(1, 9);
+  auto d = s.proxy(1, 9), faulted = s.proxy(2, 9);
   d->stop(std::nullopt, 12);
   cr_expect_eq(d->signaled(), 12u, "PROXY-82, PROXY-95, PROXY-96");
+  faulted->stop(std::string("a fault"), 12);
+  cr_expect_eq(faulted->signaled(), d->signaled(), "PROXY-99: a stop with a fault writes as one without");
 }
 
 // The job's failure: the root cause is every fault's message (PROXY-89),
@@ -285,7 +287,7 @@ Test(remote_link, make_and_commit_send_nothing_and_a_put_goes_in_place) {
   cr_assert_eq(data.size(), source.size());
   size_t changed = 0;
   for (uint8_t b : data.bytes) changed += b != 0x61;
-  cr_expect_eq(changed, 0u, "PROXY-47, PROXY-50: the agent holds the bytes of the submit");
+  cr_expect_eq(changed, 0u, "PROXY-47, PROXY-50, PROXY-52: the HANDOVER was sent, its bytes, as submit returned");
   d->free(r);
 }
 
@@ -358,7 +360,9 @@ Test(remote_link, free_after_the_failure_sends_nothing) {
   d->free(r);
   d.reset();
   auto closing = std::async(std::launch::async, [&] { s.link.reset(); });
-  (void)s.next<wire::Close>();
+  ReceivedMessage next = next_of(*s.at);
+  cr_expect(std::holds_alternative<wire::Close>(next.message), "PROXY-92: after the failure the agent got a %s, not CLOSE",
+            wire::kind_name(next.message.index() + 1));
   s.at->close();
   closing.get();
 }
@@ -450,4 +454,23 @@ Test(remote_link, the_jobs_close_faults_every_call_that_asks_the_agent) {
   cr_expect_eq(s.link->failure().value_or(""), RemoteLink::closed_reason, "a second close changes nothing");
   d->free(r);
   host->unload(image);
+}
+
+// The word rig's state of the proxy holds (its facts' word, which rig
+// inspects) is the timeline word of the link's, the one a REPORT raises
+// (PROXY-84).
+Test(remote_link, the_facts_hold_the_links_timeline_word) {
+  Scripted s;
+  auto d = s.proxy(2, 20);
+  std::shared_ptr<remote::Timeline> t = s.link->timeline_of(word_of(*d));
+  cr_assert_not_null(t, "PROXY-84: the facts' word is a timeline's of the link");
+  cr_expect(d->facts().word == &t->word, "PROXY-84: the very word the link keeps");
+  cr_expect_eq(t->account, 2u, "PROXY-84: the timeline of the proxy's account");
+  rig_edge_part_t fill{};
+  fill.kind = RIG_PART_FILL;
+  fill.u.fill = {object(1), 64, 0};
+  d->submit(work(21, &fill, 1));
+  (void)s.next<wire::Handover>();
+  s.send(wire::Report{2, 1});
+  cr_expect(reads(*d, 21), "PROXY-84: the REPORT raised the word the facts hold: %lu", d->facts().word->load());
 }

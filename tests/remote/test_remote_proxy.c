@@ -6,30 +6,37 @@
  *
  * The rules the C API cannot see or stall, test_remote_link.cpp asserts
  * against a scripted agent: the facts (PROXY-20..27, PROXY-30, PROXY-62),
- * making and committing (PROXY-09, PROXY-56), the order of messages
- * (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), the parts room
- * refuses (PROXY-40, as rigd's proxies extend it), sleep (PROXY-86,
- * PROXY-87), nothing sent after the failure (PROXY-92) and stop while
- * bytes are in flight (PROXY-97..100).  Rules no suite asserts, and why:
- * - PROXY-11, PROXY-12: the records come from the agent's DEVICES, never
- *   from the caller, so that no host record names another id.
- * - PROXY-16: an interrupted make is an asynchronous exception of OCaml's;
- *   the C API has none.
- * - PROXY-17, PROXY-29: the C API declares no capability record of a
- *   proxy (Rig_remote_abi has no C counterpart).
- * - PROXY-84: the edge's inspection of the word is the core's, which no C
- *   call shows.
+ * making and committing (PROXY-09, PROXY-56), a refused make (PROXY-13,
+ * PROXY-16: an interrupted make is an asynchronous exception of OCaml's,
+ * which C++ has none of), the word the facts hold (PROXY-84), the order of
+ * messages (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), the parts
+ * room refuses (PROXY-40, as rigd's proxies extend it), sleep (PROXY-86,
+ * PROXY-87), the job's close (PROXY-54, PROXY-90, PROXY-94), nothing sent
+ * after the failure (PROXY-92) and stop (PROXY-95..100).
+ * test_remote_code.c runs code on the machine's host (PROXY-73).
+ *
+ * Rules no suite asserts, and why:
+ * - PROXY-11, PROXY-12: the driver's make (RemoteDevice's constructor)
+ *   takes one record, the agent's account from DEVICES, which is both the
+ *   description and the agent device's id: there is no second id to
+ *   mismatch, and a host record is the account of id 0 (wire_check
+ *   refuses a DEVICES without one), so neither refusal has a case.
+ * - PROXY-17, PROXY-29: the proxy declares no capability record: the C API
+ *   has no capability key for one (Rig_remote_abi has no C counterpart).
+ * - PROXY-55: memory cannot be made to run out for one hand-over alone
+ *   without a fault injected into the allocator, which the driver has no
+ *   hook for (submit maps std::bad_alloc to that Fault).
+ * - PROXY-64, PROXY-68: no proxy of this driver has a word region that
+ *   rig locates or maps: rig reads the word through signaled().
+ * - PROXY-65: "as the account with the larger id describes" reads a
+ *   Wire.account this wire does not have: here each account lists the ids
+ *   whose own memory its device reaches (wire::Account's reach), and peer
+ *   reads d's own; test_rigd_machines.cpp asserts that reach is
+ *   rig_reaches', but no test asserts the rule as worded.
  * - PROXY-75: extended as rigd's proxies are (rig/service.h): every proxy
  *   asks the agent to load code, and test_remote_code.c runs it on SIM:0;
  *   a_proxy_answers_the_agents_refusal_of_code asserts the refusals.
- * - PROXY-54, PROXY-90, PROXY-94: the job's close (Link.close) has no C
- *   call: a machine lives for the process.
- * - PROXY-55: memory cannot be made to run out for one hand-over alone.
  * - PROXY-85: a read's order is the atomic's: nothing a test observes.
- * - PROXY-64, PROXY-68: no proxy of this driver has a word region that
- *   rig locates or maps: rig reads the word through signaled().
- * - PROXY-73: rigd's CPU loads no code for any client ("a client runs host
- *   code itself"), so the machine's host refuses every image.
  */
 #include "remote_agent.h"
 
@@ -232,7 +239,8 @@ Test(remote_proxy, an_open_connects_through_rig_machines) {
 
 /* A proxy whose agent's device loads no code answers the agent's reason
  * (PROXY-74; PROXY-75 as rigd's proxies extend it: the agent decides,
- * and rigd's CPU and MEM:0 load none). */
+ * and rigd's MEM:0 loads none, nor its CPU where its config says
+ * host_code = deny, as this agent's does). */
 Test(remote_proxy, a_proxy_answers_the_agents_refusal_of_code) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   const char *names[] = {"CPU", "MEM:0"};
@@ -243,6 +251,9 @@ Test(remote_proxy, a_proxy_answers_the_agents_refusal_of_code) {
     cr_expect_eq(rig_image_load(d, junk, sizeof junk, &image), RIG_EIMAGE, "%s", names[i]);
     cr_expect(strstr(rig_last_error(), agent.address) != NULL, "PROXY-74: the agent's reason: %s", rig_last_error());
     cr_expect_null(rig_lost(d), "a refused image loses nothing");
+    if (i == 0)
+      cr_expect(strstr(rig_last_error(), "host_code = deny") != NULL, "PROXY-73: the reason names host_code: %s",
+                rig_last_error());
   }
 }
 
