@@ -17,6 +17,17 @@ static void start(void) { remote_agent_start(&agent, "host_code = allow\ntest_kn
 
 TestSuite(remote_code, .init = start, .fini = remote_suite_stop, .timeout = 60);
 
+/* A launch of set on d writing value into out's first 64 int64s: its
+ * point. */
+static rig_point_t launch_set(rig_device_t *d, rig_function_t *set, rig_buffer_t *out, int64_t value) {
+  rig_ref_t refs[1];
+  rig_part_t launch = set_launch(set, refs, RIG_REF_WRITE, slot(0));
+  rig_submission_t *s = make(d, &launch, 1);
+  rig_point_t p = submit_set(s, out, 64, value);
+  rig_submission_unref(s);
+  return p;
+}
+
 /* The proxy loads the image through the agent, whose entries are the
  * agent's answers, none for a function it lacks (PROXY-77), and a launch
  * of set writes through its ref there; the image's release waits for that
@@ -32,11 +43,7 @@ Test(remote_code, a_proxy_loads_and_launches_through_the_agent) {
   cr_expect_null(none, "PROXY-77: no entry for a function the image lacks");
 
   rig_buffer_t *out = int64s(sim, 64, 0);
-  rig_ref_t refs[1];
-  rig_part_t launch = set_launch(set, refs, RIG_REF_WRITE, slot(0));
-  rig_submission_t *s = make(sim, &launch, 1);
-  rig_point_t p = submit_set(s, out, 64, 41);
-  rig_submission_unref(s);
+  rig_point_t p = launch_set(sim, set, out, 41);
   rig_image_unref(image);
   cr_assert_eq(rig_point_wait(p), RIG_OK, "%s", rig_last_error());
   int64_t seen[64];
@@ -73,11 +80,7 @@ Test(remote_code, the_machines_host_runs_code_on_the_agents_host) {
   cr_assert_eq(rig_image_resolve(image, "set", &set), RIG_OK, "%s", rig_last_error());
   cr_assert_not_null(set, "PROXY-73: the agent's host has the image's set");
   rig_buffer_t *out = int64s(host, 64, 0);
-  rig_ref_t refs[1];
-  rig_part_t launch = set_launch(set, refs, RIG_REF_WRITE, slot(0));
-  rig_submission_t *s = make(host, &launch, 1);
-  rig_point_t p = submit_set(s, out, 64, 73);
-  rig_submission_unref(s);
+  rig_point_t p = launch_set(host, set, out, 73);
   cr_assert_eq(rig_point_wait(p), RIG_OK, "%s", rig_last_error());
   int64_t seen[64];
   read_int64s(out, seen, 64);
