@@ -82,6 +82,15 @@ const char *rig_machine_lost(rig_machine_t *m) {
   return m->why.c_str();
 }
 
+rig_status_t rig_machine_close(rig_machine_t *m) {
+  RIG_API_CALL({
+    require(m != nullptr, "the machine is NULL");
+    require(!m->forked(), "the machine is the parent process's, whose connection this child does not hold");
+    m->close();
+    return RIG_OK;
+  });
+}
+
 rig_status_t rig_machine_open(rig_machine_t *m, const char *name, const rig_open_options_t *opts,
                               rig_device_t **out) {
   RIG_API_CALL({

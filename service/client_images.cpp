@@ -20,12 +20,16 @@ void count_loaded(size_t served, int64_t images, int64_t bytes) {
 }
 
 // Why rigd loads no code of the served device, or empty where it does: a
-// proxy of the machine's host runs its client's host code in the client
-// (rig's CPU), and a sim's code is the client's host code, which rigd runs
-// only where its config allows it.
-std::string refusal(const rig_proxy_device_record &record, bool host_code) {
-  if (record.flags & RIG_PROXY_DEVICE_HOST)
+// local client's proxy of the machine's host runs its host code in the
+// client (rig's CPU), and a sim's code, or a remote client's on the
+// machine's host, is the client's host code, which rigd runs only where
+// its config allows it.
+std::string refusal(const rig_proxy_device_record &record, bool host_code, bool remote) {
+  if ((record.flags & RIG_PROXY_DEVICE_HOST) && !remote)
     return std::string(record.name) + "@rigd loads no code: a client runs host code itself, on its CPU";
+  if ((record.flags & RIG_PROXY_DEVICE_HOST) && !host_code)
+    return std::string("rigd runs no remote client's host code on ") + record.name +
+           ": its config says host_code = deny";
   if (std::strcmp(record.arch, "sim") == 0 && !host_code)
     return std::string("rigd runs no client's host code (") + record.name +
            "'s images are the client's host code): its config says host_code = deny";
@@ -71,8 +75,11 @@ void ClientImages::release(Image &image) noexcept {
 rig_status_t ClientImages::load(const std::shared_ptr<Instance> &instance, const rig_proxy_device_record &record,
                                 std::span<const std::byte> bytes, uint64_t *id, std::string *why,
                                 uint64_t *short_bytes) {
-  *why = refusal(record, host_code_);
+  *why = refusal(record, host_code_, remote_);
   if (!why->empty()) return RIG_EIMAGE;
+  // The machine's host's work runs on a memory device (ServedDevices), its
+  // code on rigd's host, whose launches reach that memory.
+  rig_device_t *loads = record.flags & RIG_PROXY_DEVICE_HOST ? rig_host() : instance->device();
   auto n = static_cast<int64_t>(bytes.size());
   if (std::string refused = objects_.charge(n); !refused.empty()) {
     *short_bytes = bytes.size();
@@ -80,7 +87,7 @@ rig_status_t ClientImages::load(const std::shared_ptr<Instance> &instance, const
     return RIG_ENOMEM;
   }
   rig_image_t *image = nullptr;
-  rig_status_t status = rig_image_load(instance->device(), bytes.data(), n, &image);
+  rig_status_t status = rig_image_load(loads, bytes.data(), n, &image);
   if (status != RIG_OK) {
     objects_.refund(n);
     *why = rig_last_error();
@@ -121,7 +128,7 @@ rig_status_t ClientImages::resolve(uint64_t image, const std::string &name, Reso
   if (!f) return RIG_OK;
   uint64_t id = next_++;
   i.functions.emplace(name, id);
-  Function made{f, i.instance.get(), image, rig_function_max_threads(f), places_address(i.instance->device(), f)};
+  Function made{f, i.instance.get(), image, rig_function_max_threads(f), places_address(rig_image_device(i.image), f)};
   functions_.emplace(id, made);
   *out = {id, made.max_threads, made.places_address};
   return RIG_OK;

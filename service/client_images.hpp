@@ -34,6 +34,10 @@ class ClientImages {
   // host_code: whether rigd loads the client's host code (a sim's images;
   // rigd's host_code = allow).  Images count in objects' quota.
   ClientImages(ClientObjects &objects, bool host_code) noexcept : objects_(objects), host_code_(host_code) {}
+  // The client is another machine's, whose host code has nowhere else to
+  // run: its images on the machine's host load on rigd's host, where
+  // host_code allows it, and their launches run there.
+  void serve_remote_client() noexcept { remote_ = true; }
   // Lets go of every image: rig unloads each once no work runs it.
   ~ClientImages();
   ClientImages(const ClientImages &) = delete;
@@ -105,6 +109,7 @@ class ClientImages {
 
   ClientObjects &objects_;
   bool host_code_;
+  bool remote_ = false;
   uint64_t next_ = 1;  // ids of images and functions; 0 names nothing
   std::unordered_map<uint64_t, Image> images_;
   std::unordered_map<uint64_t, Function> functions_;

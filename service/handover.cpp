@@ -154,11 +154,13 @@ bool grid_fits(const rig_proxy_launch &l, int64_t most_in_group) {
   return !over && total <= max_threads && threads <= static_cast<uint64_t>(most_in_group);
 }
 
-// Holds ref r of a launch of param_bytes parameters on instance: the view
-// of its memory into held, its layout into held.layout(); false where it
-// does not fit.
-bool hold_ref(const ClientObjects &objects, const LaunchContext &ctx, const rig_proxy_ref &r, uint32_t param_bytes,
-              HeldParts &held) {
+// Holds ref r of a launch of param_bytes parameters on instance, which
+// runs on device runs: the view of its memory, borrowed on runs, into
+// held, its layout into held.layout(); false where it does not fit.  (The
+// machine's host's launches run on rigd's host, its memory on another
+// device of this host: ServedDevices.)
+bool hold_ref(const ClientObjects &objects, const LaunchContext &ctx, rig_device_t *runs, const rig_proxy_ref &r,
+              uint32_t param_bytes, HeldParts &held) {
   bool zero = std::all_of(std::begin(r.reserved), std::end(r.reserved), [](uint32_t w) { return w == 0; });
   if (r.kind != RIG_PROXY_PART_REF || !zero || r.at > param_bytes || param_bytes - r.at < 8) return false;
   if (r.ref_kind == RIG_REF_ENTRY) {
@@ -182,7 +184,11 @@ bool hold_ref(const ClientObjects &objects, const LaunchContext &ctx, const rig_
   }
   rig_buffer_t *view = extent_view(b, r.offset, r.bytes, 1, 0);
   if (!view) return false;
-  held.add_buffer(view);
+  rig_buffer_t *borrowed = nullptr;
+  rig_status_t status = rig_buffer_borrow(runs, view, &borrowed);
+  rig_buffer_unref(view);
+  if (status != RIG_OK || !borrowed) return false;
+  held.add_buffer(borrowed);
   held.layout().push_back({r.ref_kind, r.access, r.at, 0});
   return true;
 }
@@ -199,12 +205,13 @@ bool hold_launch(const ClientObjects &objects, LaunchContext &ctx, const std::ve
   *slots = 1 + l.ref_count + param_slots(l);
   const ClientImages::Function *f = ctx.images.function(l.function);
   if (!f || f->instance != ctx.instance || !grid_fits(l, f->max_threads)) return false;
+  rig_device_t *runs = rig_image_device(rig_function_image(f->function));
   held.layout().clear();
   size_t first_buffer = held.buffers().size();
   for (size_t j = 0; j < l.ref_count; j++) {
     rig_proxy_ref r;
     std::memcpy(&r, &parts[i + 1 + j], sizeof r);
-    if (!hold_ref(objects, ctx, r, l.param_bytes, held)) return false;
+    if (!hold_ref(objects, ctx, runs, r, l.param_bytes, held)) return false;
   }
   std::vector<std::byte> &params = held.params();
   size_t first_param = params.size();

@@ -135,6 +135,7 @@ std::string RemoteSession::serve_job() {
   Requests requests(served_, exports_, client_, remote_user, objects, completions, {nullptr, 0},
                     static_cast<uint32_t>(served_.size()), *policy_, counters_);
   requests.set_trust_domain(key_domain(connection_->key_id()));
+  requests.serve_remote_client();
   RemoteClient client(served_, requests, objects, reports);
   log_line(LogLevel::info, who_ + " connected");
   std::string ended = "closed";

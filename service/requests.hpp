@@ -43,6 +43,8 @@ class Requests {
   // The trust domain (contexts.hpp) of the client's CUDA contexts, its
   // user's unless set: a remote client's is its key's.
   void set_trust_domain(std::string domain) { trust_ = std::move(domain); }
+  // The client is another machine's (ClientImages::serve_remote_client).
+  void serve_remote_client() noexcept { images_.serve_remote_client(); }
   // The payload arena of the entries handle reads from now on: a remote
   // session's own memory, sized to each message.
   void use_payload(rig::proxy::PayloadArena payload) noexcept { payload_ = payload; }

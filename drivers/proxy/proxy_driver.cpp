@@ -37,6 +37,7 @@ struct RigdMachine : rig_machine {
     return link->lost(&why) ? why : std::string();
   }
   bool forked() const override { return link->forked(); }
+  void close() override { link->close_connection(); }
 };
 
 // Machines are named "rigd", "rigd2", "rigd3", ... and their devices

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,6 +157,13 @@ void RigdLink::mark_lost(const std::string &why) {
   auto *first = new std::string(why);
   const std::string *none = nullptr;
   if (!why_.compare_exchange_strong(none, first, std::memory_order_acq_rel)) delete first;
+}
+
+void RigdLink::close_connection() {
+  mark_lost("the job is closed");
+  // The descriptor stays open until the link goes, so that no call racing
+  // with the close uses another file's number.
+  shutdown(connection_.socket.get(), SHUT_RDWR);
 }
 
 bool RigdLink::forked() const noexcept { return forks.load(std::memory_order_relaxed) != forks_seen_; }

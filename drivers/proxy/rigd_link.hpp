@@ -95,6 +95,10 @@ class RigdLink {
   // rings' protocol, or this process is not the one that connected.  Reads
   // the socket's state without blocking; why gets the reason.
   bool lost(std::string *why = nullptr);
+  // Closes the connection (rig_machine_close): the link is lost with "the
+  // job is closed", unless it was lost before, and rigd sees the client
+  // gone.
+  void close_connection();
 
   // Whether this process is a child of the one that connected (after
   // fork), which the link does not serve.

@@ -14,8 +14,9 @@ namespace wire = net::wire;
 
 namespace {
 
-// The facts table of rig-remote-proxy.txt (PROXY-18..31).
-Facts facts_of(const net::MachineAccount &a, const Timeline &t) {
+// The facts table of rig-remote-proxy.txt (PROXY-18..31); the word is the
+// proxy's timeline's, once enrolled.
+Facts facts_of(const net::MachineAccount &a) {
   Facts f;
   f.arch = a.arch;
   f.budget = static_cast<int64_t>(std::min<uint64_t>(a.budget, INT64_MAX));
@@ -29,7 +30,6 @@ Facts facts_of(const net::MachineAccount &a, const Timeline &t) {
   // The link's receiving side raises the word, which rig reads through
   // signaled(); other proxies of the link wait on it in their hand-overs.
   f.own_word = true;
-  f.word = &t.word;
   return f;
 }
 
@@ -41,10 +41,11 @@ thread_local std::string refused_here;
 RemoteDevice::RemoteDevice(std::shared_ptr<RemoteLink> link, const net::MachineAccount &account, uint64_t start)
     : link_(std::move(link)),
       account_(account.id),
-      timeline_(link_->enroll(account.id, start)),
-      facts_(facts_of(account, *timeline_)),
+      facts_(facts_of(account)),
       name_(account.name),
-      arch_(account.arch) {
+      arch_(account.arch),
+      timeline_(link_->enroll(account.id, start)) {
+  facts_.word = &timeline_->word;
   record_.size = sizeof record_;
   record_.id = account.id;
   record_.name = name_.c_str();

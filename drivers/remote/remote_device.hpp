@@ -51,11 +51,13 @@ class RemoteDevice : public DriverDevice {
 
   std::shared_ptr<RemoteLink> link_;
   uint32_t account_;
-  std::shared_ptr<Timeline> timeline_;
+  // Before timeline_, so that enrolling is the make's last step that may
+  // throw: a make that fails leaves no proxy registered (PROXY-16).
   Facts facts_;
   // The capability record (RIG_MACHINE_DEVICE) and the texts it names.
   std::string name_, arch_;
   rig_machine_device_t record_{};
+  std::shared_ptr<Timeline> timeline_;
   // room's and submit's alone, which rig calls for one device one at a
   // time: the values in flight and the last with a copy into this
   // process's memory (PROXY-49).

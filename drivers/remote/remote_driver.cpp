@@ -38,6 +38,7 @@ class RemoteDriver : public Driver {
       if (r.status != RIG_OK)
         throw std::runtime_error("the agent at " + link->address() + " refused " + served + " (" +
                                  rig_status_name(static_cast<rig_status_t>(r.status)) + "): " + r.why);
+      link->opened_by_agent(account->id);
     }
     return std::make_unique<RemoteDevice>(link, *account, start);
   }

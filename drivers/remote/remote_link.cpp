@@ -54,6 +54,17 @@ void RemoteLink::require_working() const {
   if (auto why = failure()) throw Fault(*why);
 }
 
+void RemoteLink::close() {
+  {
+    Guard g(mu_);
+    if (failure_) return;
+    // Failed first, so that no request made from now waits for an answer
+    // the agent, closing, never sends (PROXY-94).
+    fail_locked(closed_reason);
+  }
+  (void)channel_->send(wire::Close{});
+}
+
 uint64_t RemoteLink::send_request(uint32_t device, uint64_t object, wire::Operation op, bool answered) {
   uint64_t number = next_request_.fetch_add(1, std::memory_order_relaxed);
   {
@@ -109,9 +120,14 @@ void RemoteLink::retire(const std::shared_ptr<Timeline> &t) {
   std::erase(timelines_, t);
 }
 
-bool RemoteLink::opened(uint32_t account) {
+bool RemoteLink::opened(uint32_t account) const {
   Guard g(mu_);
-  return !opened_.insert(account).second;
+  return opened_.count(account) > 0;
+}
+
+void RemoteLink::opened_by_agent(uint32_t account) {
+  Guard g(mu_);
+  opened_.insert(account);
 }
 
 std::shared_ptr<Timeline> RemoteLink::timeline_of(const volatile uint64_t *word) const {

@@ -80,6 +80,11 @@ class RemoteLink {
   std::optional<std::string> failure() const;
   // Throws Fault with the failure once the job failed.
   void require_working() const;
+  // Begins the job's close (Link.close): sends CLOSE, after which the
+  // agent ends the connection, and fails the job with closed_reason unless
+  // it failed before.  Nothing once the job failed.
+  void close();
+  static constexpr const char *closed_reason = "the job is closed";
 
   // A fresh id of the job for an object a request makes.
   uint64_t fresh() { return next_object_.fetch_add(1, std::memory_order_relaxed); }
@@ -100,9 +105,11 @@ class RemoteLink {
   // Forgets t's proxy: another of its account may enroll unless it
   // handed work over (PROXY-15).
   void retire(const std::shared_ptr<Timeline> &t);
-  // Whether OPEN of account went to the agent already (per connection),
-  // and records that it did.
-  bool opened(uint32_t account);
+  // Whether the agent opened account for this connection (an OPEN it
+  // answered RIG_OK, which opened_by_agent records): a refused OPEN leaves
+  // it unopened, so that the next open asks again (PROXY-16).
+  bool opened(uint32_t account) const;
+  void opened_by_agent(uint32_t account);
   // The timeline whose word is at word, or nullptr: a proxy of this link.
   std::shared_ptr<Timeline> timeline_of(const volatile uint64_t *word) const;
 

@@ -17,6 +17,7 @@ struct RemoteMachine : rig_machine {
 
   std::string lost_reason() override;
   bool forked() const override;
+  void close() override { link->close(); }
 };
 
 // What rig_machine_connect takes, its defaults applied.

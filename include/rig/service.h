@@ -118,6 +118,10 @@ typedef struct rig_machine_device {
  * $RIG_MACHINES (comma-separated "M=HOST:PORT" pairs) lists M first
  * connects so, named M, with $RIG_MACHINE_KEY.  A connection is the
  * process's that made it: a child after fork has none of its parent's.
+ * A proxy loads code where the agent's device does: "CPU@MACHINE" loads
+ * host code on the agent's host, and runs its launches there, where the
+ * agent's config says host_code = allow (rigd(8)), and answers RIG_EIMAGE
+ * naming host_code otherwise.
  * The machine is lost, for good, when the job fails: the agent's FAILURE
  * (its root cause), the connection's end or silence past the failure
  * bound; every proxy of it is lost with the reason.
@@ -137,6 +141,23 @@ const char *rig_machine_name(const rig_machine_t *m);
 /* NULL while m is connected, else why it is lost ("rigd closed the
  * connection", ...); NULL for NULL. */
 const char *rig_machine_lost(rig_machine_t *m);
+
+/* Begins the close of m's job (rig-remote-proxy.txt's Link.close): m's
+ * connection sends the agent CLOSE and ends, and m is lost, for good, with
+ * "the job is closed" (rig_machine_lost answers it), unless it was lost
+ * before, whose reason stays.  From then every call of its proxies that
+ * asks the other side (an allocation, a peer mapping of memory, an image's
+ * load, an entry) and every submission to them fails as on a lost device
+ * (RIG_ELOST, "the job is closed"), each wait on their work answers
+ * RIG_ELOST with that reason, and opens on m answer RIG_EOPEN.  A machine
+ * of rigd of this host (rig_service_connect) closes the same way: its
+ * connection to rigd ends, and rigd releases what the process held there.
+ * Work handed over before the close may still run on the other side;
+ * nothing of it reaches this process any more.  Closing a closed or lost
+ * machine changes nothing.  RIG_OK, or RIG_EINVAL if m is NULL or is a
+ * machine of the process's parent (after fork), which is not the
+ * caller's to close. */
+rig_status_t rig_machine_close(rig_machine_t *m);
 
 /* Opens the device rigd serves as name (such as "SIM:0") on m: rig_open of
  * NAME@MACHINE, with opts's config for the process's instance of it.

@@ -19,6 +19,10 @@ struct rig_machine {
   // Whether the connection is a parent's, seen in a child after fork: the
   // child has none of its parent's machines.
   virtual bool forked() const = 0;
+  // Begins the job's close (rig_machine_close): the connection ends and
+  // lost_reason() answers "the job is closed" from then, unless it had a
+  // reason already, which stays.  Called from any thread, more than once.
+  virtual void close() = 0;
 
   std::string name;  // set once, by adopt_machine
   std::mutex why_mu;

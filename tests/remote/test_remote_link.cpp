@@ -181,7 +181,7 @@ Test(remote_link, stop_waits_for_the_bytes_in_flight) {
   memset(half, 1, sizeof half);
   s.send(wire::Bytes{1, 1, 0, 0, {{half, 8}}});
   d->stop(std::string("a fault it ignores"), 2);
-  cr_expect_lt(d->signaled(), 2u, "PROXY-97: not while bytes may land");
+  cr_expect_lt(d->signaled(), 2u, "PROXY-97, PROXY-98: stop returned with bytes to land, its last value unwritten");
   s.send(wire::Bytes{1, 1, 0, 8, {{half, 8}}});
   s.send(wire::Report{1, 1});
   cr_assert(reads(*d, 1), "the REPORT of value 1");
@@ -196,9 +196,11 @@ Test(remote_link, stop_waits_for_the_bytes_in_flight) {
 
 Test(remote_link, stop_with_nothing_in_flight_writes_at_once) {
   Scripted s;
-  auto d = s.proxy(1, 9);
+  auto d = s.proxy(1, 9), faulted = s.proxy(2, 9);
   d->stop(std::nullopt, 12);
   cr_expect_eq(d->signaled(), 12u, "PROXY-82, PROXY-95, PROXY-96");
+  faulted->stop(std::string("a fault"), 12);
+  cr_expect_eq(faulted->signaled(), d->signaled(), "PROXY-99: a stop with a fault writes as one without");
 }
 
 // The job's failure: the root cause is every fault's message (PROXY-89),
@@ -285,7 +287,7 @@ Test(remote_link, make_and_commit_send_nothing_and_a_put_goes_in_place) {
   cr_assert_eq(data.size(), source.size());
   size_t changed = 0;
   for (uint8_t b : data.bytes) changed += b != 0x61;
-  cr_expect_eq(changed, 0u, "PROXY-47, PROXY-50: the agent holds the bytes of the submit");
+  cr_expect_eq(changed, 0u, "PROXY-47, PROXY-50, PROXY-52: the HANDOVER was sent, its bytes, as submit returned");
   d->free(r);
 }
 
@@ -358,7 +360,117 @@ Test(remote_link, free_after_the_failure_sends_nothing) {
   d->free(r);
   d.reset();
   auto closing = std::async(std::launch::async, [&] { s.link.reset(); });
-  (void)s.next<wire::Close>();
+  ReceivedMessage next = next_of(*s.at);
+  cr_expect(std::holds_alternative<wire::Close>(next.message), "PROXY-92: after the failure the agent got a %s, not CLOSE",
+            wire::kind_name(next.message.index() + 1));
   s.at->close();
   closing.get();
+}
+
+namespace {
+
+// d's word as a wait names it (rig's work.cpp).
+const volatile uint64_t *word_of(const RemoteDevice &d) {
+  return reinterpret_cast<const volatile uint64_t *>(d.facts().word);
+}
+
+}  // namespace
+
+// A make of an account the link has a proxy of is refused (PROXY-13), and
+// the refused make leaves nothing registered: once the first proxy goes
+// (having handed nothing over), a make of the account succeeds and its
+// word is the link's (PROXY-16).
+Test(remote_link, a_refused_make_leaves_no_proxy_registered) {
+  Scripted s;
+  auto first = s.proxy(1, 5);
+  try {
+    s.proxy(1, 9);
+    cr_expect_fail("PROXY-13: a second proxy of CUDA:0 on the link was made");
+  } catch (const std::invalid_argument &e) {
+    cr_expect(std::string(e.what()).find("a proxy of that device already") != std::string::npos, "PROXY-13: %s",
+              e.what());
+  }
+  cr_expect_not_null(s.link->timeline_of(word_of(*first)), "the first proxy stays registered");
+  first.reset();
+  auto again = s.proxy(1, 9);
+  cr_expect_not_null(s.link->timeline_of(word_of(*again)),
+                     "PROXY-16: the make after the refused one succeeded and registered its word");
+  cr_expect_eq(again->signaled(), 9u, "PROXY-16: the proxy's values start where its make said, not the refused one's");
+}
+
+namespace {
+
+// Whether call raises Fault with the close's message.
+template <class Call>
+bool faults_closed(Call call) {
+  try {
+    call();
+  } catch (const Fault &f) {
+    return std::string(f.what()) == RemoteLink::closed_reason;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The job's close (RemoteLink::close, rig_machine_close's): CLOSE goes to
+// the agent after what was sent before; a request waiting for its answer
+// faults at once rather than wait for one the closing agent never sends;
+// from then each call that asks the agent raises Fault "the job is
+// closed" (PROXY-90, PROXY-94), as submit does, which rig answers as
+// RIG_FAILED's loss (PROXY-54), and sleep likewise.
+Test(remote_link, the_jobs_close_faults_every_call_that_asks_the_agent) {
+  Scripted s;
+  auto host = s.proxy(0), d = s.proxy(1);
+  auto alloc = std::async(std::launch::async, [&] { return d->alloc(Memory::Device, 64); });
+  (void)s.answer(RIG_OK, 1);
+  Region r = alloc.get();
+  static const uint8_t code[16] = {0x7f, 'E', 'L', 'F'};
+  auto load = std::async(std::launch::async, [&] { return host->image(code, sizeof code); });
+  (void)s.answer(RIG_OK, 1);
+  auto loaded = load.get();
+  cr_assert(std::holds_alternative<DriverDevice::Image>(loaded));
+  DriverDevice::Image image = std::get<DriverDevice::Image>(loaded);
+
+  auto unanswered = std::async(std::launch::async, [&] { return faults_closed([&] { d->alloc(Memory::Device, 64); }); });
+  (void)s.next<wire::Request>();
+  s.link->close();
+  cr_expect(unanswered.get(), "PROXY-94: the request in flight faults with the close");
+  (void)s.next<wire::Close>();
+  s.at->close();
+
+  cr_expect_eq(s.link->failure().value_or(""), RemoteLink::closed_reason, "PROXY-90: the job's reason");
+  cr_expect(faults_closed([&] { d->alloc(Memory::Device, 64); }), "PROXY-94: alloc");
+  cr_expect(faults_closed([&] { d->map_peer(*d, r); }), "PROXY-94: map_peer of memory");
+  cr_expect(faults_closed([&] { host->image(code, sizeof code); }), "PROXY-94: image");
+  cr_expect(faults_closed([&] { host->entry(image, "main"); }), "PROXY-94: entry");
+  cr_expect(faults_closed([&] { d->sleep(0, 1000); }), "PROXY-90: sleep");
+  rig_edge_part_t fill{};
+  fill.kind = RIG_PART_FILL;
+  fill.u.fill = {object(1), 64, 0};
+  cr_expect(faults_closed([&] { d->submit(work(1, &fill, 1)); }), "PROXY-54: submit");
+  cr_expect_eq(d->lost_outside_calls().value_or(""), RemoteLink::closed_reason, "PROXY-90: the proxy is lost with it");
+  s.link->close();
+  cr_expect_eq(s.link->failure().value_or(""), RemoteLink::closed_reason, "a second close changes nothing");
+  d->free(r);
+  host->unload(image);
+}
+
+// The word rig's state of the proxy holds (its facts' word, which rig
+// inspects) is the timeline word of the link's, the one a REPORT raises
+// (PROXY-84).
+Test(remote_link, the_facts_hold_the_links_timeline_word) {
+  Scripted s;
+  auto d = s.proxy(2, 20);
+  std::shared_ptr<remote::Timeline> t = s.link->timeline_of(word_of(*d));
+  cr_assert_not_null(t, "PROXY-84: the facts' word is a timeline's of the link");
+  cr_expect(d->facts().word == &t->word, "PROXY-84: the very word the link keeps");
+  cr_expect_eq(t->account, 2u, "PROXY-84: the timeline of the proxy's account");
+  rig_edge_part_t fill{};
+  fill.kind = RIG_PART_FILL;
+  fill.u.fill = {object(1), 64, 0};
+  d->submit(work(21, &fill, 1));
+  (void)s.next<wire::Handover>();
+  s.send(wire::Report{2, 1});
+  cr_expect(reads(*d, 21), "PROXY-84: the REPORT raised the word the facts hold: %lu", d->facts().word->load());
 }

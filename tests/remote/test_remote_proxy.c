@@ -6,30 +6,36 @@
  *
  * The rules the C API cannot see or stall, test_remote_link.cpp asserts
  * against a scripted agent: the facts (PROXY-20..27, PROXY-30, PROXY-62),
- * making and committing (PROXY-09, PROXY-56), the order of messages
- * (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), the parts room
- * refuses (PROXY-40, as rigd's proxies extend it), sleep (PROXY-86,
- * PROXY-87), nothing sent after the failure (PROXY-92) and stop while
- * bytes are in flight (PROXY-97..100).  Rules no suite asserts, and why:
- * - PROXY-11, PROXY-12: the records come from the agent's DEVICES, never
- *   from the caller, so that no host record names another id.
- * - PROXY-16: an interrupted make is an asynchronous exception of OCaml's;
- *   the C API has none.
- * - PROXY-17, PROXY-29: the C API declares no capability record of a
- *   proxy (Rig_remote_abi has no C counterpart).
- * - PROXY-84: the edge's inspection of the word is the core's, which no C
- *   call shows.
+ * making and committing (PROXY-09, PROXY-56), a refused make (PROXY-13,
+ * PROXY-16: an interrupted make is an asynchronous exception of OCaml's,
+ * which C++ has none of), the word the facts hold (PROXY-84), the order of
+ * messages (PROXY-46, PROXY-47), regions (PROXY-57, PROXY-63), the parts
+ * room refuses (PROXY-40, as rigd's proxies extend it), sleep (PROXY-86,
+ * PROXY-87), the job's close (PROXY-54, PROXY-90, PROXY-94), nothing sent
+ * after the failure (PROXY-92) and stop (PROXY-95..100).
+ * test_remote_code.c runs code on the machine's host (PROXY-73), and
+ * test_remote_work.c reads a proxy's capability record (PROXY-17, PROXY-29).
+ *
+ * Rules no suite asserts, and why:
+ * - PROXY-11, PROXY-12: the driver's make (RemoteDevice's constructor)
+ *   takes one record, the agent's account from DEVICES, which is both the
+ *   description and the agent device's id: there is no second id to
+ *   mismatch, and a host record is the account of id 0 (wire_check
+ *   refuses a DEVICES without one), so neither refusal has a case.
+ * - PROXY-55: memory cannot be made to run out for one hand-over alone
+ *   without a fault injected into the allocator, which the driver has no
+ *   hook for (submit maps std::bad_alloc to that Fault).
+ * - PROXY-64, PROXY-68: no proxy of this driver has a word region that
+ *   rig locates or maps: rig reads the word through signaled().
+ * - PROXY-65: "as the account with the larger id describes" reads a
+ *   Wire.account this wire does not have: here each account lists the ids
+ *   whose own memory its device reaches (wire::Account's reach), and peer
+ *   reads d's own; test_rigd_machines.cpp asserts that reach is
+ *   rig_reaches', but no test asserts the rule as worded.
  * - PROXY-75: extended as rigd's proxies are (rig/service.h): every proxy
  *   asks the agent to load code, and test_remote_code.c runs it on SIM:0;
  *   a_proxy_answers_the_agents_refusal_of_code asserts the refusals.
- * - PROXY-54, PROXY-90, PROXY-94: the job's close (Link.close) has no C
- *   call: a machine lives for the process.
- * - PROXY-55: memory cannot be made to run out for one hand-over alone.
  * - PROXY-85: a read's order is the atomic's: nothing a test observes.
- * - PROXY-64, PROXY-68: no proxy of this driver has a word region that
- *   rig locates or maps: rig reads the word through signaled().
- * - PROXY-73: rigd's CPU loads no code for any client ("a client runs host
- *   code itself"), so the machine's host refuses every image.
  */
 #include "remote_agent.h"
 
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(remote_proxy, .init = remote_suite_start, .fini = remote_suite_stop, .timeout = 60);
 
@@ -231,7 +238,8 @@ Test(remote_proxy, an_open_connects_through_rig_machines) {
 
 /* A proxy whose agent's device loads no code answers the agent's reason
  * (PROXY-74; PROXY-75 as rigd's proxies extend it: the agent decides,
- * and rigd's CPU and MEM:0 load none). */
+ * and rigd's MEM:0 loads none, nor its CPU where its config says
+ * host_code = deny, as this agent's does). */
 Test(remote_proxy, a_proxy_answers_the_agents_refusal_of_code) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   const char *names[] = {"CPU", "MEM:0"};
@@ -242,6 +250,9 @@ Test(remote_proxy, a_proxy_answers_the_agents_refusal_of_code) {
     cr_expect_eq(rig_image_load(d, junk, sizeof junk, &image), RIG_EIMAGE, "%s", names[i]);
     cr_expect(strstr(rig_last_error(), agent.address) != NULL, "PROXY-74: the agent's reason: %s", rig_last_error());
     cr_expect_null(rig_lost(d), "a refused image loses nothing");
+    if (i == 0)
+      cr_expect(strstr(rig_last_error(), "host_code = deny") != NULL, "PROXY-73: the reason names host_code: %s",
+                rig_last_error());
   }
 }
 
@@ -259,4 +270,89 @@ Test(remote_proxy, rig_devices_lists_what_the_agent_serves) {
   cr_expect(strstr(out, "CPU@machine\n") && strstr(out, "MEM:0@machine\n") && strstr(out, "SIM:0@machine\n"),
             "the agent's devices: %s", out);
   cr_expect(!strstr(out, "\nCPU\n") && strncmp(out, "CPU\n", 4) != 0, "this process's own host too: %s", out);
+}
+
+static bool says_closed(const char *why) { return why && strstr(why, "the job is closed") != NULL; }
+
+/* Whether the agent's log tells that a connection left for its CLOSE
+ * (remote_session's "left (closed)"), looking while the agent writes it. */
+static bool agent_logged_close(void) {
+  for (int turn = 0; turn < 200; turn++) {
+    FILE *f = fopen(agent.log, "r");
+    char line[1024];
+    bool seen = false;
+    while (f && !seen && fgets(line, sizeof line, f)) seen = strstr(line, "left (closed)") != NULL;
+    if (f) fclose(f);
+    if (seen) return true;
+    usleep(50 * 1000);
+  }
+  return false;
+}
+
+/* rig_machine_close: the link sends CLOSE and ends; each call that asks
+ * the agent and each submit fails with "the job is closed" (PROXY-54,
+ * PROXY-94), a wait on work handed over before answers RIG_ELOST with it
+ * (PROXY-90), and so does rig_machine_lost. */
+Test(remote_proxy, the_jobs_close) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_device_t *sim = remote_slow_sim(m, "2000000");
+  rig_device_t *mem = remote_open(m, "MEM:0");
+  rig_device_t *host = remote_open(m, "CPU");
+  rig_buffer_t *s = remote_buffer(sim, 4096), *b = remote_buffer(mem, 4096);
+  rig_point_t pending;
+  cr_assert_eq(rig_buffer_submit_fill(s, 3, NULL, 0, &pending), RIG_OK, "%s", rig_last_error());
+  cr_assert_eq(rig_machine_close(m), RIG_OK, "%s", rig_last_error());
+  cr_expect(says_closed(rig_machine_lost(m)), "PROXY-90: the machine is lost: %s", rig_machine_lost(m));
+  cr_expect(agent_logged_close(), "the agent heard CLOSE and ended the connection (log %s)", agent.log);
+
+  cr_expect_eq(rig_point_wait(pending), RIG_ELOST, "PROXY-90: the wait answers RIG_ELOST");
+  cr_expect(says_closed(rig_last_error()), "PROXY-90: the reason: %s", rig_last_error());
+  rig_point_t after;
+  cr_expect_eq(rig_buffer_submit_fill(b, 5, NULL, 0, &after), RIG_ELOST, "PROXY-54: a submit after the close");
+  cr_expect(says_closed(rig_last_error()), "PROXY-54: the reason: %s", rig_last_error());
+  rig_buffer_t *more = NULL;
+  cr_expect_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_DEVICE, &more), RIG_ELOST, "PROXY-94: an alloc");
+  cr_expect(says_closed(rig_last_error()), "PROXY-94: the reason: %s", rig_last_error());
+  static const uint8_t junk[64] = {0x7f, 'E', 'L', 'F'};
+  rig_image_t *image = NULL;
+  cr_expect_eq(rig_image_load(host, junk, sizeof junk, &image), RIG_ELOST, "PROXY-94: an image on the host");
+  cr_expect(says_closed(rig_last_error()), "PROXY-94: the reason: %s", rig_last_error());
+  rig_device_t *again = NULL;
+  cr_expect_eq(rig_machine_open(m, "MEM:0", NULL, &again), RIG_EOPEN, "opens on a closed machine");
+
+  cr_expect_eq(rig_machine_close(m), RIG_OK, "a second close changes nothing");
+  cr_expect(says_closed(rig_machine_lost(m)), "the first reason stays: %s", rig_machine_lost(m));
+  cr_expect_eq(rig_machine_close(NULL), RIG_EINVAL);
+  rig_buffer_unref(s);
+  rig_buffer_unref(b);
+}
+
+/* A machine lost before its close keeps its reason. */
+Test(remote_proxy, a_close_after_the_failure_keeps_the_root_cause) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  remote_agent_kill(&agent);
+  rig_device_t *mem = NULL;
+  (void)rig_machine_open(m, "MEM:0", NULL, &mem);
+  for (int turn = 0; turn < 400 && !rig_machine_lost(m); turn++) usleep(50 * 1000);
+  const char *why = rig_machine_lost(m);
+  cr_assert_not_null(why, "the agent's death loses the machine");
+  cr_assert_eq(rig_machine_close(m), RIG_OK);
+  cr_expect_str_eq(rig_machine_lost(m), why, "the failure's reason stays");
+}
+
+/* An open the agent refuses (its OPEN of SIM:0 with an unknown key) makes
+ * no proxy and leaves the device unopened on the link: the next open asks
+ * the agent again, and its proxy runs work (PROXY-16). */
+Test(remote_proxy, a_refused_open_leaves_nothing_made) {
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  rig_open_options_t bad = {sizeof bad, "no_such_knob=7"};
+  rig_device_t *d = NULL;
+  cr_expect_eq(rig_machine_open(m, "SIM:0", &bad, &d), RIG_EOPEN, "the agent refuses the configuration");
+  cr_expect(strstr(rig_last_error(), "no_such_knob") != NULL, "the agent's reason: %s", rig_last_error());
+  cr_expect_null(d);
+  rig_device_t *sim = remote_open(m, "SIM:0");
+  rig_buffer_t *b = remote_buffer(sim, 4096);
+  cr_expect_eq(rig_buffer_fill(b, 3), RIG_OK, "PROXY-16: the proxy made after the failed one works: %s",
+               rig_last_error());
+  rig_buffer_unref(b);
 }

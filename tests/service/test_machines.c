@@ -110,3 +110,35 @@ Test(machines, a_child_of_fork_names_its_own_machines) {
   cr_assert_eq(waitpid(child, &status, 0), child);
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's first machine is rigd (status %#x)", status);
 }
+
+/* service.h's rig_machine_close on a machine of rigd: the connection ends
+ * as a remote job's close does, "the job is closed" its reason; a child
+ * after fork cannot close its parent's, which still works. */
+Test(machines, a_close_ends_the_connection_to_rigd) {
+  rig_machine_t *m = connect_machine();
+  rig_device_t *d = open_on(m, "MEM:0");
+  runs_work(d, 8);
+  rig_buffer_t *b = NULL;
+  cr_assert_eq(rig_buffer_create(d, 4096, RIG_MEMORY_DEVICE, &b), RIG_OK);
+  pid_t child = fork();
+  cr_assert(child >= 0);
+  if (child == 0) _exit(rig_machine_close(m) == RIG_EINVAL ? 0 : 1);
+  int status = 0;
+  cr_assert_eq(waitpid(child, &status, 0), child);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child closes none of its parent's machines");
+  cr_assert_null(rig_machine_lost(m), "the parent's machine works");
+  runs_work(d, 9);
+
+  cr_assert_eq(rig_machine_close(m), RIG_OK, "%s", rig_last_error());
+  cr_assert_str_eq(rig_machine_lost(m), "the job is closed");
+  cr_expect_eq(rig_buffer_fill(b, 1), RIG_ELOST, "work on a closed machine's proxy");
+  cr_expect(strstr(rig_last_error(), "the job is closed") != NULL, "the reason: %s", rig_last_error());
+  rig_device_t *again = NULL;
+  cr_expect_eq(rig_machine_open(m, "SIM:0", NULL, &again), RIG_EOPEN, "opens on a closed machine");
+  cr_expect_eq(rig_machine_close(m), RIG_OK, "a second close changes nothing");
+  cr_expect_str_eq(rig_machine_lost(m), "the job is closed");
+  rig_machine_t *next = connect_machine();
+  cr_expect_str_eq(rig_machine_name(next), "rigd2", "the closed machine keeps its name");
+  runs_work(open_on(next, "MEM:0"), 10);
+  rig_buffer_unref(b);
+}

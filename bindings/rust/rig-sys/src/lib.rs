@@ -497,6 +497,7 @@ extern "C" {
     ) -> rig_status_t;
     pub fn rig_machine_name(m: *const rig_machine_t) -> *const c_char;
     pub fn rig_machine_lost(m: *mut rig_machine_t) -> *const c_char;
+    pub fn rig_machine_close(m: *mut rig_machine_t) -> rig_status_t;
     pub fn rig_machine_open(
         m: *mut rig_machine_t, name: *const c_char, opts: *const rig_open_options_t, out: *mut *mut rig_device_t,
     ) -> rig_status_t;
