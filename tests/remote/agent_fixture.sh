@@ -22,6 +22,9 @@ start)
   cp "$dir/ring/peer" "$dir/key/peer"
   printf 'machine_keys = %s\ntest_knobs = allow\n' "$dir/ring" >"$dir/rigd.conf"
   if [ -n "$config" ]; then cat "$config" >>"$dir/rigd.conf"; fi
+  # Made here: the background command's redirection may run after the
+  # first read below.
+  : >"$dir/rigd.log"
   "$rigd" --socket "$dir/rigd.sock" --devices MEM:0,SIM:0 --config "$dir/rigd.conf" --listen 127.0.0.1:0 \
     --foreground </dev/null >"$dir/rigd.log" 2>&1 &
   echo $! >"$dir/rigd.pid"
