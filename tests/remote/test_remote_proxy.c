@@ -140,6 +140,10 @@ Test(remote_proxy, later_past_64_mib_in_flight) {
   cr_assert_eq(rig_point_reached(first, &reached), RIG_OK);
   cr_expect(reached, "PROXY-43: RIG_LATER held the submit until the 65 MiB were done");
   cr_assert_eq(rig_point_wait(second), RIG_OK);
+  rig_buffer_unref(a);
+  rig_buffer_unref(b);
+  rig_buffer_unref(c);
+  rig_buffer_unref(d);
 }
 
 Test(remote_proxy, alloc_refused_past_the_quota) {
