@@ -153,7 +153,7 @@ std::span<std::byte> AgentSide::place(uint16_t id, std::span<const std::byte> he
 }
 
 bool AgentSide::deliver(const UcxMessage &message) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (failed_) throw ConnectionFailed();
   if (message.id == kAuthProofId) {
     queued_bytes_ -= landing_.size();
@@ -169,10 +169,13 @@ bool AgentSide::deliver(const UcxMessage &message) {
   received.message = std::move(decoded.value());
   const bool closing = std::holds_alternative<wire::Close>(received.message);
   queue_.push_back(std::move(received));
-  changed_.notify_all();
   // After CLOSE, nothing: closing the endpoint tells the client its CLOSE
   // arrived.
   if (closing) fail_here("the client closed the connection");
+  // Woken after the unlock, the session's thread finds the lock free
+  // rather than sleeping again on it at once.
+  lock.unlock();
+  changed_.notify_all();
   return false;
 }
 
