@@ -21,6 +21,18 @@
 using namespace rig::net;
 using namespace rig::net::test;
 
+namespace {
+
+// size bytes, each telling its place (a step apart), to tell bytes moved
+// or lost.
+std::vector<uint8_t> patterned(size_t size, size_t step) {
+  std::vector<uint8_t> data(size);
+  for (size_t i = 0; i < size; i++) data[i] = static_cast<uint8_t>(i * step + size);
+  return data;
+}
+
+}  // namespace
+
 Test(machine_channel, right_key_accepted_devices_owned_and_equal_PROXY_04) {
   Agent agent;
   Inbox inbox;
@@ -91,8 +103,7 @@ Test(machine_channel, bytes_data_lands_in_the_placed_span_PROXY_37) {
   auto connection = agent.take();
   // An eager one and a rendezvous one (4 MiB).
   for (size_t size : {size_t{100}, size_t{4} << 20}) {
-    std::vector<uint8_t> data(size);
-    for (size_t i = 0; i < size; i++) data[i] = static_cast<uint8_t>(i * 7 + size);
+    const std::vector<uint8_t> data = patterned(size, 7);
     const size_t before = inbox.bytes.size();
     cr_assert(connection->send(wire::Bytes{1, 3, 2, 64, wire::Data{data}}).ok());
     cr_assert(inbox.wait([&] { return inbox.bytes.size() == before + 1; }), "no BYTES of %zu bytes", size);
@@ -113,15 +124,16 @@ Test(machine_channel, a_handovers_put_bytes_arrive_equal_split_or_whole_PROXY_38
   Inbox inbox;
   auto client = connect(agent, inbox, key("alpha", 'a'));
   auto connection = agent.take();
-  for (size_t size : {size_t{100}, size_t{4} << 20}) {
-    std::vector<uint8_t> data(size);
-    for (size_t i = 0; i < size; i++) data[i] = static_cast<uint8_t>(i * 11 + size);
-    const wire::Handover sent{1, 7, {wire::Wait{2, 3}}, {wire::Fill{{4, 0}, 8, 1}, wire::Put{{5, 64}, {data}}}};
-    cr_assert(client->send(sent).ok(), "%s", client->failure().c_str());
+  const std::vector<uint8_t> small = patterned(100, 11), large = patterned(size_t{4} << 20, 11);
+  std::vector<wire::Handover> sent;
+  for (const std::vector<uint8_t> *data : {&small, &large})
+    sent.push_back({1, sent.size() + 1, {wire::Wait{2, 3}}, {wire::Fill{{4, 0}, 8, 1}, wire::Put{{5, 64}, {*data}}}});
+  for (const wire::Handover &h : sent) cr_assert(client->send(h).ok(), "%s", client->failure().c_str());
+  for (const wire::Handover &h : sent) {
     ReceivedMessage received = next_of(*connection);
     const auto *got = std::get_if<wire::Handover>(&received.message);
-    cr_assert(got != nullptr, "the agent got no HANDOVER for a PUT of %zu bytes", size);
-    cr_expect(*got == sent, "the HANDOVER of a PUT of %zu bytes arrived otherwise", size);
+    cr_assert(got != nullptr, "the agent got no HANDOVER of value %lu", static_cast<unsigned long>(h.value));
+    cr_expect(*got == h, "the HANDOVER of value %lu arrived otherwise", static_cast<unsigned long>(h.value));
   }
   cr_expect(!connection->failed(), "%s", connection->failure().c_str());
 }
