@@ -15,7 +15,12 @@
 // encoding, except BYTES: its header is its encoding up to its data (the
 // data's length included, which must be the active message's data
 // length), and its data the bytes, so that the client lands them where
-// the GET names with no copy (ChannelHandlers::place_bytes).
+// the GET names with no copy (ChannelHandlers::place_bytes).  A message
+// the client sends may come in two pieces: its header the first bytes of
+// its encoding, its data the rest (the bytes of a PUT that ends a
+// HANDOVER, or of an IMAGE, sent from the caller's memory with no copy);
+// the agent takes header then data as the encoding, whose bounds count
+// both.  The agent's messages but BYTES have empty headers.
 //
 // Direction: the agent sends DEVICES, ANSWER, REPORT and BYTES, the
 // client REQUEST, RELEASE, HANDOVER and CLOSE, either FAILURE; a kind

@@ -123,7 +123,7 @@ void AgentSide::open(std::string key_id, std::string hello) {
   phase_ = Phase::open;
 }
 
-std::span<std::byte> AgentSide::place(uint16_t id, size_t length) {
+std::span<std::byte> AgentSide::place(uint16_t id, std::span<const std::byte> header, size_t length) {
   std::lock_guard lock(mutex_);
   if (failed_) throw ConnectionFailed();
   const std::string what = a_message_of(id);
@@ -136,18 +136,24 @@ std::span<std::byte> AgentSide::place(uint16_t id, size_t length) {
     const std::string wrong = direction_problem(static_cast<wire::Kind>(id), false);
     if (!wrong.empty()) fail_here(wrong);
   }
-  if (length > largest_data(id))
-    fail_here(wire::words(what, " of ", wire::count_of(length, "bytes"), ", past its largest, ", largest_data(id)));
-  if (queued_bytes_ + length > queue_max_)
-    fail_here(wire::words(what, " of ", wire::count_of(length, "bytes"), " after ", queued_bytes_,
+  // A wire message's header is the start of its encoding; a PROOF's
+  // carries nothing.
+  const size_t head = id == kAuthProofId ? 0 : header.size();
+  const uint64_t total = uint64_t{head} + length;
+  if (total > largest_data(id))
+    fail_here(wire::words(what, " of ", wire::count_of(total, "bytes"), ", past its largest, ", largest_data(id)));
+  if (queued_bytes_ + total > queue_max_)
+    fail_here(wire::words(what, " of ", wire::count_of(total, "bytes"), " after ", queued_bytes_,
                           " queued, past the connection's bound of ", queue_max_));
-  landing_.assign(length, 0);
-  queued_bytes_ += length;
-  return std::as_writable_bytes(std::span(landing_));
+  const auto *first = reinterpret_cast<const uint8_t *>(header.data());
+  landing_.assign(first, first + head);
+  landing_.resize(total);
+  queued_bytes_ += total;
+  return std::as_writable_bytes(std::span(landing_)).subspan(head);
 }
 
 bool AgentSide::deliver(const UcxMessage &message) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (failed_) throw ConnectionFailed();
   if (message.id == kAuthProofId) {
     queued_bytes_ -= landing_.size();
@@ -157,15 +163,19 @@ bool AgentSide::deliver(const UcxMessage &message) {
   }
   ReceivedMessage received;
   received.bytes = std::move(landing_);
-  auto decoded = decode_message(message.id, message.header, std::as_bytes(std::span(received.bytes)));
+  // The header's bytes lead the landing already (place).
+  auto decoded = decode_message(message.id, {}, std::as_bytes(std::span(received.bytes)));
   if (!decoded) fail_here(decoded.error().message);
   received.message = std::move(decoded.value());
   const bool closing = std::holds_alternative<wire::Close>(received.message);
   queue_.push_back(std::move(received));
-  changed_.notify_all();
   // After CLOSE, nothing: closing the endpoint tells the client its CLOSE
   // arrived.
   if (closing) fail_here("the client closed the connection");
+  // Woken after the unlock, the session's thread finds the lock free
+  // rather than sleeping again on it at once.
+  lock.unlock();
+  changed_.notify_all();
   return false;
 }
 

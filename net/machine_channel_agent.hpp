@@ -46,9 +46,10 @@ class AgentSide final : public AgentConnection {
   void close() override;
 
   // The link's handlers (progress thread): where the data of a message of
-  // id lands, and the message landed.  deliver answers whether it was the
-  // PROOF, which the listener's thread then checks.
-  std::span<std::byte> place(uint16_t id, size_t length);
+  // id lands (after its header, a wire message's first bytes: the
+  // framing's split), and the message landed.  deliver answers whether it
+  // was the PROOF, which the listener's thread then checks.
+  std::span<std::byte> place(uint16_t id, std::span<const std::byte> header, size_t length);
   bool deliver(const UcxMessage &message);
 
   // The listener's thread.

@@ -184,10 +184,10 @@ Outcome<std::unique_ptr<AgentListener>> AgentListener::listen(const std::string 
   State *raw = state.get();
   auto link = channel::make_link(
       options.ucx,
-      [raw](UcxEndpoint &from, uint16_t id, std::span<const std::byte>, size_t length) {
+      [raw](UcxEndpoint &from, uint16_t id, std::span<const std::byte> header, size_t length) {
         auto side = raw->router->find(&from);
         if (!side) throw channel::ConnectionFailed();
-        return side->place(id, length);
+        return side->place(id, header, length);
       },
       [raw](const UcxMessage &message) {
         auto side = raw->router->find(&message.from);

@@ -79,7 +79,7 @@ UcxResult<std::shared_ptr<UcxCore>> UcxCore::create(const UcxOptions &options) {
     return UcxStatus::failure(ucx_reason("ucp_worker_create failed", status));
   }
   ucp_worker_attr_t attr{};
-  attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
+  attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE | UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER;
   status = ucp_worker_query(worker, &attr);
   int event_fd = -1;
   if (status == UCS_OK && attr.thread_mode != UCS_THREAD_MODE_MULTI)
@@ -93,14 +93,20 @@ UcxResult<std::shared_ptr<UcxCore>> UcxCore::create(const UcxOptions &options) {
     ucp_cleanup(context);
     return UcxStatus::failure(why);
   }
-  std::shared_ptr<UcxCore> core(new UcxCore(options, context, worker, event_fd, stop_fd));
+  std::shared_ptr<UcxCore> core(new UcxCore(options, context, worker, attr.max_am_header, event_fd, stop_fd));
   UcxStatus started = core->start();
   if (!started.ok()) return started;
   return core;
 }
 
-UcxCore::UcxCore(const UcxOptions &options, ucp_context_h context, ucp_worker_h worker, int event_fd, int stop_fd)
-    : options_(options), context_(context), worker_(worker), event_fd_(event_fd), stop_fd_(stop_fd) {}
+UcxCore::UcxCore(const UcxOptions &options, ucp_context_h context, ucp_worker_h worker, size_t largest_am_header,
+                 int event_fd, int stop_fd)
+    : options_(options),
+      context_(context),
+      worker_(worker),
+      largest_am_header_(largest_am_header),
+      event_fd_(event_fd),
+      stop_fd_(stop_fd) {}
 
 UcxStatus UcxCore::start() {
   for (const auto &[id, callback] : {std::pair{kUcxMessageAm, &UcxCore::on_message},

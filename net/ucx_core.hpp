@@ -44,6 +44,8 @@ class UcxCore : public std::enable_shared_from_this<UcxCore> {
   ucp_worker_h worker() const { return worker_; }
   const UcxOptions &options() const { return options_; }
   int64_t bound_ns() const { return std::chrono::nanoseconds(options_.failure_bound).count(); }
+  // UCX's bound on an active message's header, the link's frame included.
+  size_t largest_am_header() const { return largest_am_header_; }
 
   // Closes the endpoints, destroys the listeners, stops the thread.
   void shutdown();
@@ -87,7 +89,8 @@ class UcxCore : public std::enable_shared_from_this<UcxCore> {
                                    const ucp_am_recv_param_t *param);
 
  private:
-  UcxCore(const UcxOptions &options, ucp_context_h context, ucp_worker_h worker, int event_fd, int stop_fd);
+  UcxCore(const UcxOptions &options, ucp_context_h context, ucp_worker_h worker, size_t largest_am_header,
+          int event_fd, int stop_fd);
   UcxStatus start();
   void run();
   // One round between UCX's progress calls; true if it did anything.
@@ -110,6 +113,7 @@ class UcxCore : public std::enable_shared_from_this<UcxCore> {
   const UcxOptions options_;
   ucp_context_h context_;
   ucp_worker_h worker_;
+  const size_t largest_am_header_;
   const int event_fd_;
   const int stop_fd_;
   std::thread thread_;

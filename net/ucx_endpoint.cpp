@@ -69,6 +69,11 @@ UcxStatus UcxEndpoint::send(uint16_t id, std::span<const std::byte> header, std:
                       });
 }
 
+size_t UcxEndpoint::largest_header() const {
+  const size_t most = core_->largest_am_header();
+  return most > detail::kUcxFrameBytes ? most - detail::kUcxFrameBytes : 0;
+}
+
 UcxStatus UcxEndpoint::run_blocking(
     const std::string &what, const std::function<ucs_status_ptr_t(ucp_ep_h, ucp_request_param_t)> &post) {
   if (core_->on_progress_thread())

@@ -99,6 +99,9 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
   // peer has fetched the data, an eager message once UCX has copied it
   // out.  Other threads' sends on the endpoint proceed meanwhile.
   UcxStatus send(uint16_t id, std::span<const std::byte> header, std::span<const std::byte> data);
+  // The largest header send takes: UCX's bound on an active message's
+  // header, less the link's frame.
+  size_t largest_header() const;
 
   // The peer's registered memory that key describes (UcxMemory::key()).
   UcxResult<std::unique_ptr<UcxRemoteRegion>> open_region(const UcxRegionKey &key);

@@ -16,18 +16,30 @@
 namespace rig::net::wire {
 namespace {
 
-// Where the bytes go: counted, or copied into memory sized for them.
+// Where the bytes go: counted, or copied into memory sized for them.  A
+// data field's bytes come by data(), so that a sink may tell them apart.
 struct Counter {
   uint64_t size = 0;
-  void put(const uint8_t *, size_t n) { size += n; }
+  // The data field written last, if nothing followed it: its bytes.
+  std::span<const uint8_t> last_data;
+  void put(const uint8_t *, size_t n) {
+    size += n;
+    last_data = {};
+  }
+  void data(const uint8_t *bytes, size_t n) {
+    size += n;
+    last_data = {bytes, n};
+  }
 };
 struct Filler {
   uint8_t *at;
+  const uint8_t *end;  // the bytes past it are the caller's tail
   void put(const uint8_t *bytes, size_t n) {
-    if (n == 0) return;  // an empty span's data may be null
+    if (n == 0 || at == end) return;  // an empty span's data may be null
     std::memcpy(at, bytes, n);
     at += n;
   }
+  void data(const uint8_t *bytes, size_t n) { put(bytes, n); }
 };
 
 // Each field by its type: numbers little-endian and fixed-width, texts
@@ -54,7 +66,7 @@ struct Writer {
   }
   void put(const Data &d) {
     put(d.size());
-    sink.put(d.bytes.data(), d.bytes.size());
+    sink.data(d.bytes.data(), d.bytes.size());
   }
   template <class T>
   void put(const std::vector<T> &list) {
@@ -117,18 +129,29 @@ uint64_t encoded_size(const Message &message) {
   return counter.size;
 }
 
-Result<std::vector<uint8_t>> encode(const Message &message) {
+Result<SplitEncoding> encode_split(const Message &message, size_t least_tail) {
   try {
     if (auto refused = check(message)) return *refused;
-    uint64_t size = encoded_size(message);
+    Counter counter;
+    Writer<Counter>{counter}.message(message);
+    const uint64_t size = counter.size;
     if (size > kMessageMax) return refusal(a_kind(kind_of(message)), " of ", size, " bytes, at most ", kMessageMax);
-    std::vector<uint8_t> bytes(size);
-    Filler filler{bytes.data()};
+    SplitEncoding split;
+    if (counter.last_data.size() >= least_tail && !counter.last_data.empty()) split.tail = counter.last_data;
+    // The tail is the last write: the filler stops where it begins.
+    split.head.resize(size - split.tail.size());
+    Filler filler{split.head.data(), split.head.data() + split.head.size()};
     Writer<Filler>{filler}.message(message);
-    return bytes;
+    return split;
   } catch (const std::bad_alloc &) {
     return Error{"out of memory"};
   }
+}
+
+Result<std::vector<uint8_t>> encode(const Message &message) {
+  auto split = encode_split(message, SIZE_MAX);
+  if (!split) return split.error();
+  return std::move(split.value().head);
 }
 
 }  // namespace rig::net::wire

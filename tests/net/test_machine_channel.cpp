@@ -1,7 +1,8 @@
 // A machine connection (net/machine_channel.hpp) over 127.0.0.1 and TCP:
 // the right key is accepted and the agent's DEVICES arrive, owned and
 // equal to the listener's; messages go both ways in order; a BYTES' data
-// lands in the span the client placed; the client's destructor sends
+// lands in the span the client placed; a HANDOVER's PUT arrives equal,
+// sent whole or split; the client's destructor sends
 // CLOSE; the listener tells its real port.
 //
 // The handshake is the link's own (issue #23's protocol, no rule ID in
@@ -19,6 +20,18 @@
 
 using namespace rig::net;
 using namespace rig::net::test;
+
+namespace {
+
+// size bytes, each telling its place (a step apart), to tell bytes moved
+// or lost.
+std::vector<uint8_t> patterned(size_t size, size_t step) {
+  std::vector<uint8_t> data(size);
+  for (size_t i = 0; i < size; i++) data[i] = static_cast<uint8_t>(i * step + size);
+  return data;
+}
+
+}  // namespace
 
 Test(machine_channel, right_key_accepted_devices_owned_and_equal_PROXY_04) {
   Agent agent;
@@ -90,8 +103,7 @@ Test(machine_channel, bytes_data_lands_in_the_placed_span_PROXY_37) {
   auto connection = agent.take();
   // An eager one and a rendezvous one (4 MiB).
   for (size_t size : {size_t{100}, size_t{4} << 20}) {
-    std::vector<uint8_t> data(size);
-    for (size_t i = 0; i < size; i++) data[i] = static_cast<uint8_t>(i * 7 + size);
+    const std::vector<uint8_t> data = patterned(size, 7);
     const size_t before = inbox.bytes.size();
     cr_assert(connection->send(wire::Bytes{1, 3, 2, 64, wire::Data{data}}).ok());
     cr_assert(inbox.wait([&] { return inbox.bytes.size() == before + 1; }), "no BYTES of %zu bytes", size);
@@ -101,6 +113,29 @@ Test(machine_channel, bytes_data_lands_in_the_placed_span_PROXY_37) {
     cr_expect(inbox.bytes.back().second == data, "the BYTES' %zu bytes differ", size);
   }
   cr_expect(!client->failed(), "%s", client->failure().c_str());
+}
+
+// A HANDOVER's PUT bytes, whether they go in the encoding (a small PUT)
+// or after it from the caller's memory (the framing's split, 4 MiB, a
+// rendezvous), arrive at the agent equal to what the client sent
+// (PROXY-38, PROXY-45).
+Test(machine_channel, a_handovers_put_bytes_arrive_equal_split_or_whole_PROXY_38_PROXY_45) {
+  Agent agent;
+  Inbox inbox;
+  auto client = connect(agent, inbox, key("alpha", 'a'));
+  auto connection = agent.take();
+  const std::vector<uint8_t> small = patterned(100, 11), large = patterned(size_t{4} << 20, 11);
+  std::vector<wire::Handover> sent;
+  for (const std::vector<uint8_t> *data : {&small, &large})
+    sent.push_back({1, sent.size() + 1, {wire::Wait{2, 3}}, {wire::Fill{{4, 0}, 8, 1}, wire::Put{{5, 64}, {*data}}}});
+  for (const wire::Handover &h : sent) cr_assert(client->send(h).ok(), "%s", client->failure().c_str());
+  for (const wire::Handover &h : sent) {
+    ReceivedMessage received = next_of(*connection);
+    const auto *got = std::get_if<wire::Handover>(&received.message);
+    cr_assert(got != nullptr, "the agent got no HANDOVER of value %lu", static_cast<unsigned long>(h.value));
+    cr_expect(*got == h, "the HANDOVER of value %lu arrived otherwise", static_cast<unsigned long>(h.value));
+  }
+  cr_expect(!connection->failed(), "%s", connection->failure().c_str());
 }
 
 Test(machine_channel, client_destructor_sends_close) {

@@ -119,3 +119,27 @@ Test(wire_roundtrip, a_handover_of_65_mib_of_put_bytes_round_trips) {
   cr_assert(back == Message(handover));
   cr_assert(std::ranges::equal(std::get<Put>(std::get<Handover>(back).parts[0]).data.bytes, bytes_of(put)));
 }
+
+// The framing's split (machine_channel.hpp): a HANDOVER that ends with a
+// PUT encodes as a head, then the PUT's bytes where they lie, the two the
+// same bytes as the whole encoding, so that its bytes cross the link with
+// no copy into a message first (PROXY-38, PROXY-45); a PUT under the
+// least tail, or a message that ends in another field, is all head.
+Test(wire_roundtrip, a_handover_ending_in_a_put_splits_before_its_bytes_PROXY_38_PROXY_45) {
+  std::string put(size_t{1} << 20, '\0');
+  for (size_t i = 0; i < put.size(); i++) put[i] = static_cast<char>(i * 13);
+  Handover handover{0, 1, {Wait{2, 3}}, {Fill{{4, 0}, 8, 0x5a}, Put{{1, 16}, data_of(put)}}};
+  std::vector<uint8_t> whole = encoded(handover);
+  auto split = encode_split(handover, 4096);
+  cr_assert(split.ok(), "%s", split.error().message.c_str());
+  const SplitEncoding &pieces = split.value();
+  cr_assert_eq(pieces.tail.data(), reinterpret_cast<const uint8_t *>(put.data()), "the tail is not the PUT's bytes");
+  cr_assert_eq(pieces.tail.size(), put.size());
+  cr_assert_eq(pieces.head.size() + pieces.tail.size(), whole.size());
+  cr_assert(std::ranges::equal(pieces.head, std::span(whole).first(pieces.head.size())));
+  auto small = encode_split(handover, put.size() + 1);
+  cr_assert(small.ok() && small.value().tail.empty() && small.value().head == whole);
+  Handover ends_in_fill{0, 1, {}, {Put{{1, 16}, data_of(put)}, Fill{{4, 0}, 8, 0x5a}}};
+  auto other = encode_split(ends_in_fill, 4096);
+  cr_assert(other.ok() && other.value().tail.empty() && other.value().head == encoded(ends_in_fill));
+}
