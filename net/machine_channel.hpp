@@ -93,7 +93,9 @@ struct ChannelHandlers {
   std::function<void(const std::string &why)> failed;
 };
 
-// The client's end of a connection.
+// The client's end of a connection.  Its calls are virtual, so that
+// librig, which loads this code at its first connection (machine_module.hpp),
+// calls them through the object alone.
 class ClientChannel {
  public:
   struct Options {
@@ -110,21 +112,21 @@ class ClientChannel {
   // Sends CLOSE where the connection works and waits, up to the failure
   // bound, for the agent to close it (closing first could drop the CLOSE),
   // then closes it; the handlers hear nothing once it returns.
-  ~ClientChannel();
+  virtual ~ClientChannel();
   ClientChannel(const ClientChannel &) = delete;
   ClientChannel &operator=(const ClientChannel &) = delete;
 
-  const std::vector<MachineAccount> &devices() const;
-  const std::string &address() const;
+  virtual const std::vector<MachineAccount> &devices() const;
+  virtual const std::string &address() const;
 
   // Sends message and waits until UCX completed it (UcxEndpoint::send):
   // its bytes may be reused once it returns.  Any thread but the progress
   // thread; messages of several threads never interleave.  Fails with the
   // connection's failure once it failed; refuses, the connection intact,
   // a message that breaks the wire's rules or that only the agent sends.
-  UcxStatus send(const wire::Message &message);
-  bool failed() const;
-  std::string failure() const;
+  virtual UcxStatus send(const wire::Message &message);
+  virtual bool failed() const;
+  virtual std::string failure() const;
 
  private:
   struct State;

@@ -100,8 +100,11 @@ void Completions::raise(uint32_t proxy, size_t device, uint64_t value, const cha
   served_.publish_progress(device);
   rig_proxy_word *w = word(proxy);
   if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) != 0) return;
-  rig::proxy::raise_word(&w->value, value, sleepers_);
+  // The hook first: a value that waits for this one is raised, and heard,
+  // only once the word shows it, so that a remote client hears the two in
+  // their order.
   if (hooks_.raised) hooks_.raised(proxy, device, value);
+  rig::proxy::raise_word(&w->value, value, sleepers_);
 }
 
 void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {

@@ -27,10 +27,12 @@
 
 namespace rigd {
 
-// Hears a client's words move, beside their memory: raised after the word
-// of proxy, of served device `device`, shows value (each device's values
-// in order), lost once with the why of its proxy's first failure.  Either may be empty; each runs on
-// the thread that moved the word, and may block it.
+// Hears a client's words move, beside their memory: raised just before
+// the word of proxy, of served device `device`, shows value (each
+// device's values in order; a value that waits for another's is raised
+// after it), lost once with the why of its proxy's first failure.  Either
+// may be empty; each runs on the thread that moves the word, and may
+// block it.
 struct CompletionHooks {
   std::function<void(uint32_t proxy, size_t device, uint64_t value)> raised;
   std::function<void(uint32_t proxy, const std::string &why)> lost;

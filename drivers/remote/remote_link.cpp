@@ -11,12 +11,9 @@ namespace rig::remote {
 
 namespace wire = net::wire;
 
-std::shared_ptr<RemoteLink> RemoteLink::connect(const std::string &address, const net::ClientKey &key,
-                                                const net::ClientChannel::Options &options) {
+std::shared_ptr<RemoteLink> RemoteLink::connect(const MakeChannel &make) {
   std::shared_ptr<RemoteLink> link(new RemoteLink());
-  auto channel = net::ClientChannel::connect(address, key, options, link->handlers());
-  if (!channel) throw std::runtime_error(channel.error().message);
-  link->channel_ = std::move(channel.value());
+  link->channel_ = make(link->handlers());
   return link;
 }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -60,11 +61,12 @@ struct Reply {
 
 class RemoteLink {
  public:
-  // Connects to the agent at address: the link, or throws
-  // std::runtime_error with why not (the address and UCX's reason, the
-  // agent's refusal).
-  static std::shared_ptr<RemoteLink> connect(const std::string &address, const net::ClientKey &key,
-                                             const net::ClientChannel::Options &options);
+  // Makes the channel to the agent: given the link's handlers, the
+  // connected channel, or throws std::runtime_error with why not (the
+  // address and UCX's reason, the agent's refusal).
+  using MakeChannel = std::function<std::unique_ptr<net::ClientChannel>(net::ChannelHandlers)>;
+  // The link over the channel make makes; throws as make.
+  static std::shared_ptr<RemoteLink> connect(const MakeChannel &make);
   ~RemoteLink();
   RemoteLink(const RemoteLink &) = delete;
   RemoteLink &operator=(const RemoteLink &) = delete;

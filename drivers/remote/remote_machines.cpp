@@ -1,7 +1,7 @@
 // The machines of other hosts (remote_machines.hpp).
 #include "remote_machines.hpp"
 
-#include "keys.hpp"
+#include "machine_module_loader.hpp"
 
 #include <unistd.h>
 
@@ -62,13 +62,13 @@ RemoteMachine *connect_machine(const std::string &address, MachineOptions option
   if (options.key_file.empty())
     throw std::runtime_error(address + ": no key to prove: give a key file, or set RIG_MACHINE_KEY");
   if (options.key_id.empty()) options.key_id = base_name(options.key_file);
-  auto key = net::load_client_key(options.key_file, options.key_id);
-  if (!key) throw std::runtime_error(address + ": " + key.error().message);
   net::ClientChannel::Options channel;
   channel.ucx.transports = options.transports;
   channel.ucx.failure_bound = std::chrono::milliseconds(options.failure_bound_ms ? options.failure_bound_ms : 10000);
   channel.hello = "rig pid " + std::to_string(getpid());
-  std::shared_ptr<RemoteLink> link = RemoteLink::connect(address, key.value(), channel);
+  std::shared_ptr<RemoteLink> link = RemoteLink::connect([&](net::ChannelHandlers handlers) {
+    return module_channel(address, options.key_file, options.key_id, channel, std::move(handlers));
+  });
   auto *m = new RemoteMachine();
   m->link = std::move(link);
   m->pid = getpid();

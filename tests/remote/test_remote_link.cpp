@@ -29,7 +29,12 @@ struct Scripted {
   std::shared_ptr<AgentConnection> at;
 
   Scripted() {
-    link = RemoteLink::connect(agent.listener->address(), key("alpha", 'a'), client_options());
+    link = RemoteLink::connect([this](rig::net::ChannelHandlers handlers) {
+      auto made = rig::net::ClientChannel::connect(agent.listener->address(), key("alpha", 'a'), client_options(),
+                                                   std::move(handlers));
+      if (!made) throw std::runtime_error(made.error().message);
+      return std::move(made.value());
+    });
     at = agent.take();
   }
   // The proxy of the agent's device id, its values after start.

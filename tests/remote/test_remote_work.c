@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,4 +416,24 @@ Test(remote_work, a_copy_into_host_memory_is_queued) {
   cr_expect(bytes[0] == 7 && bytes[4095] == 7, "PROXY-37, PROXY-81: the bytes are there at its point");
   rig_buffer_unref(host);
   rig_buffer_unref(src);
+}
+
+/* A connection loads the link's libraries (UCX, whose constructors install
+ * handlers of their own) and leaves the process's signal actions as they
+ * were: a program's handlers stay its own. */
+static void on_signal(int signal) { (void)signal; }
+
+Test(remote_work, a_connection_leaves_the_signal_actions_as_they_were) {
+  const int signals[] = {SIGHUP, SIGILL, SIGBUS, SIGFPE, SIGSEGV};
+  struct sigaction mine = {.sa_handler = on_signal};
+  cr_assert_eq(sigaction(SIGHUP, &mine, NULL), 0);
+  struct sigaction before[5];
+  for (int i = 0; i < 5; i++) sigaction(signals[i], NULL, &before[i]);
+  rig_machine_t *m = remote_connect(&agent, NULL);
+  cr_assert_null(rig_machine_lost(m));
+  for (int i = 0; i < 5; i++) {
+    struct sigaction after;
+    sigaction(signals[i], NULL, &after);
+    cr_expect(after.sa_handler == before[i].sa_handler, "signal %d's handler is the program's", signals[i]);
+  }
 }

@@ -112,7 +112,16 @@ static inline int rig_cr_strcmp(const char *a, const char *b) { return a && b ? 
 
 #define cr_expect(c, ...) RIG_CR_CHECK(false, c, #c, __VA_ARGS__)
 #define cr_expect_eq(a, b, ...) RIG_CR_COMPARE(false, ==, a, b, __VA_ARGS__)
+#define cr_expect_not(c, ...) RIG_CR_CHECK(false, !(c), "!(" #c ")", __VA_ARGS__)
 #define cr_expect_null(p, ...) RIG_CR_CHECK(false, (p) == NULL, #p " == NULL", __VA_ARGS__)
+#define cr_expect_not_null(p, ...) RIG_CR_CHECK(false, (p) != NULL, #p " != NULL", __VA_ARGS__)
+#define cr_expect_neq(a, b, ...) RIG_CR_COMPARE(false, !=, a, b, __VA_ARGS__)
+#define cr_expect_lt(a, b, ...) RIG_CR_COMPARE(false, <, a, b, __VA_ARGS__)
+#define cr_expect_leq(a, b, ...) RIG_CR_COMPARE(false, <=, a, b, __VA_ARGS__)
+#define cr_expect_gt(a, b, ...) RIG_CR_COMPARE(false, >, a, b, __VA_ARGS__)
+#define cr_expect_geq(a, b, ...) RIG_CR_COMPARE(false, >=, a, b, __VA_ARGS__)
+#define cr_expect_str_eq(a, b, ...) RIG_CR_CHECK(false, rig_cr_strcmp(a, b) == 0, #a " equals " #b, __VA_ARGS__)
+#define cr_expect_str_neq(a, b, ...) RIG_CR_CHECK(false, rig_cr_strcmp(a, b) != 0, #a " differs from " #b, __VA_ARGS__)
 #define cr_expect_fail(...) rig_cr_fail(__FILE__, __LINE__, false, "cr_expect_fail", "" __VA_ARGS__)
 
 #define cr_skip_test(...) rig_cr_skip("" __VA_ARGS__)
