@@ -93,9 +93,9 @@ struct ChannelHandlers {
   std::function<void(const std::string &why)> failed;
 };
 
-// The client's end of a connection.  Its calls are virtual, so that
-// librig, which loads this code at its first connection (machine_module.hpp),
-// calls them through the object alone.
+// The client's end of a connection: an interface, all of it in this
+// header, so that librig, which loads the code behind it at its first
+// connection (machine_module.hpp), calls it through the object alone.
 class ClientChannel {
  public:
   struct Options {
@@ -112,26 +112,24 @@ class ClientChannel {
   // Sends CLOSE where the connection works and waits, up to the failure
   // bound, for the agent to close it (closing first could drop the CLOSE),
   // then closes it; the handlers hear nothing once it returns.
-  virtual ~ClientChannel();
-  ClientChannel(const ClientChannel &) = delete;
-  ClientChannel &operator=(const ClientChannel &) = delete;
+  virtual ~ClientChannel() = default;
 
-  virtual const std::vector<MachineAccount> &devices() const;
-  virtual const std::string &address() const;
+  virtual const std::vector<MachineAccount> &devices() const = 0;
+  virtual const std::string &address() const = 0;
 
   // Sends message and waits until UCX completed it (UcxEndpoint::send):
   // its bytes may be reused once it returns.  Any thread but the progress
   // thread; messages of several threads never interleave.  Fails with the
   // connection's failure once it failed; refuses, the connection intact,
   // a message that breaks the wire's rules or that only the agent sends.
-  virtual UcxStatus send(const wire::Message &message);
-  virtual bool failed() const;
-  virtual std::string failure() const;
+  virtual UcxStatus send(const wire::Message &message) = 0;
+  virtual bool failed() const = 0;
+  virtual std::string failure() const = 0;
 
- private:
-  struct State;
-  explicit ClientChannel(std::unique_ptr<State> state);
-  std::unique_ptr<State> state_;
+ protected:
+  ClientChannel() = default;
+  ClientChannel(const ClientChannel &) = delete;
+  ClientChannel &operator=(const ClientChannel &) = delete;
 };
 
 // A message as the agent takes it: its bytes, owned, and the message

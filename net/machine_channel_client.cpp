@@ -13,7 +13,10 @@ namespace rig::net {
 
 using channel::ConnectionFailed;
 
-struct ClientChannel::State {
+namespace {
+
+// A connection's state, which the link's handlers share with the channel.
+struct ClientState {
   // What the handshake waits for, in turn.
   enum class Phase { challenge, answer, devices, open };
 
@@ -37,7 +40,7 @@ struct ClientChannel::State {
   // link places a message only after it delivered the one before.
   std::vector<std::byte> landing;
 
-  ~State() {
+  ~ClientState() {
     endpoint.reset();
     link.reset();  // joins the progress thread, the handlers' only caller
   }
@@ -148,15 +151,32 @@ struct ClientChannel::State {
   }
 };
 
+// The channel over a connection that authenticated.
+class UcxClientChannel final : public ClientChannel {
+ public:
+  explicit UcxClientChannel(std::unique_ptr<ClientState> state) : state_(std::move(state)) {}
+  ~UcxClientChannel() override;
+  const std::vector<MachineAccount> &devices() const override { return state_->devices; }
+  const std::string &address() const override { return state_->address; }
+  UcxStatus send(const wire::Message &message) override;
+  bool failed() const override;
+  std::string failure() const override;
+
+ private:
+  std::unique_ptr<ClientState> state_;
+};
+
+}  // namespace
+
 Outcome<std::unique_ptr<ClientChannel>> ClientChannel::connect(const std::string &address, const ClientKey &key,
                                                               const Options &options, ChannelHandlers handlers) {
   if (options.hello.size() > kHelloMax)
     return Failure{wire::words("a hello of ", wire::count_of(options.hello.size(), "bytes"), ", at most ", kHelloMax)};
-  auto state = std::make_unique<State>();
+  auto state = std::make_unique<ClientState>();
   state->handlers = std::move(handlers);
   state->address = address;
   state->bound = options.ucx.failure_bound;
-  State *raw = state.get();
+  ClientState *raw = state.get();
   auto link = channel::make_link(
       options.ucx,
       [raw](UcxEndpoint &, uint16_t id, std::span<const std::byte> header, size_t length) {
@@ -174,12 +194,10 @@ Outcome<std::unique_ptr<ClientChannel>> ClientChannel::connect(const std::string
     std::lock_guard lock(state->mutex);
     state->telling = true;
   }
-  return std::unique_ptr<ClientChannel>(new ClientChannel(std::move(state)));
+  return std::unique_ptr<ClientChannel>(new UcxClientChannel(std::move(state)));
 }
 
-ClientChannel::ClientChannel(std::unique_ptr<State> state) : state_(std::move(state)) {}
-
-ClientChannel::~ClientChannel() {
+UcxClientChannel::~UcxClientChannel() {
   {
     std::lock_guard lock(state_->mutex);
     state_->telling = false;
@@ -189,10 +207,7 @@ ClientChannel::~ClientChannel() {
   if (!failed() && send(wire::Close{}).ok()) (void)state_->wait([] { return false; });
 }
 
-const std::vector<MachineAccount> &ClientChannel::devices() const { return state_->devices; }
-const std::string &ClientChannel::address() const { return state_->address; }
-
-UcxStatus ClientChannel::send(const wire::Message &message) {
+UcxStatus UcxClientChannel::send(const wire::Message &message) {
   const std::string wrong = channel::direction_problem(wire::kind_of(message), false);
   if (!wrong.empty()) return UcxStatus::failure(wrong);
   if (failed()) return UcxStatus::failure(failure());
@@ -201,12 +216,12 @@ UcxStatus ClientChannel::send(const wire::Message &message) {
   return sent;
 }
 
-bool ClientChannel::failed() const {
+bool UcxClientChannel::failed() const {
   std::lock_guard lock(state_->mutex);
   return state_->failed;
 }
 
-std::string ClientChannel::failure() const {
+std::string UcxClientChannel::failure() const {
   std::lock_guard lock(state_->mutex);
   return state_->failure;
 }
