@@ -233,6 +233,17 @@ bool has_flags(const std::set<std::string> &flags, std::initializer_list<const c
                      [&](const char *name) { return flags.count(name) != 0; });
 }
 
+// Whether LZCNT runs as LZCNT: where it does not, the processor reads it
+// as BSR, which answers 0 for 1 where LZCNT answers 31.  Some hypervisors
+// hide ABM (LZCNT) from the kernel's CPUID while user code's CPUID and
+// LZCNT reach the processor itself (its cpuinfo then lacks "abm"): the
+// instruction is the processor's own word on it.
+bool lzcnt_runs() {
+  uint32_t zeros = 0, one = 1;
+  asm("lzcnt %1, %0" : "=r"(zeros) : "r"(one));
+  return zeros == 31;
+}
+
 // The level Linux's view implies: its cpuinfo flags (it drops those whose
 // state it does not save, and OSXSAVE shows as its "xsave"), gated by the
 // state components it enables in XCR0 for user code where the kernel
@@ -246,8 +257,8 @@ std::string level_linux_states() {
 
   const bool v2 = has_flags(flags, {"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"});
   const bool v3 = v2 &&
-                  has_flags(flags, {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe",
-                                    "xsave"}) &&
+                  has_flags(flags, {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}) &&
+                  (flags.count("abm") != 0 || lzcnt_runs()) &&
                   (user_states & XCR0_V3) == XCR0_V3;
   const bool v4 = v3 &&
                   has_flags(flags, {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}) &&
