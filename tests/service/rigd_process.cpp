@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -11,6 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,15 +23,35 @@
 
 namespace {
 
-bool accepts(const std::string &path) {
+// A datagram socket bound at an abstract name of its own, standing for
+// systemd's NOTIFY_SOCKET; its name goes in the socket's address, "@..."
+// as NOTIFY_SOCKET spells an abstract name.  Abstract names need no
+// permission, so a rigd that in_child runs as another user reaches it.
+int notify_socket(std::string &name) {
+  static int made = 0;
+  name = "@rigd-test-notify-" + std::to_string(getpid()) + "-" + std::to_string(made++);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  bool connected = connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0;
-  close(fd);
-  return connected;
+  std::memcpy(address.sun_path + 1, name.c_str() + 1, name.size() - 1);
+  auto bytes = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
+  cr_assert(fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&address), bytes) == 0, "a notify socket: %s",
+            std::strerror(errno));
+  return fd;
 }
+
+// The next datagram on fd within ms, "" if none came.
+std::string datagram_within(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, ms) != 1) return "";
+  char text[256];
+  ssize_t n = recv(fd, text, sizeof text, 0);
+  return n > 0 ? std::string(text, static_cast<size_t>(n)) : "";
+}
+
+// How long a rigd may take to say READY=1: generous for a sanitized build
+// on a loaded machine.
+constexpr auto ready_bound = std::chrono::seconds(60);
 
 }  // namespace
 
@@ -45,9 +69,12 @@ RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd,
   std::vector<char *> argv;
   for (auto &w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
+  std::string notify_name;
+  rigd.notify = notify_socket(notify_name);
   rigd.pid = fork();
   cr_assert(rigd.pid >= 0);
   if (rigd.pid == 0) {
+    setenv("NOTIFY_SOCKET", notify_name.c_str(), 1);
     if (listen_fd >= 0) {
       // dup2 clears close-on-exec, but not of an fd that is already 3.
       if (listen_fd == 3) fcntl(3, F_SETFD, 0);
@@ -60,11 +87,15 @@ RigdProcess start_rigd(const std::vector<std::string> &arguments, int listen_fd,
     execv(RIGD_PATH, argv.data());
     _exit(127);
   }
-  // Waits until rigd accepts: a readiness check, not a timing.
-  while (!accepts(rigd.socket)) {
+  // Waits for READY=1: a readiness check, not a timing.
+  auto deadline = std::chrono::steady_clock::now() + ready_bound;
+  std::string said;
+  while (said != "READY=1") {
     int status;
-    cr_assert(waitpid(rigd.pid, &status, WNOHANG) == 0, "rigd exited before it accepted: status %#x", status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    cr_assert(waitpid(rigd.pid, &status, WNOHANG) == 0, "rigd exited before it was ready: status %#x", status);
+    cr_assert(std::chrono::steady_clock::now() < deadline, "rigd said no READY=1 in %lld s (last: \"%s\")",
+              static_cast<long long>(ready_bound.count()), said.c_str());
+    if (std::string next = datagram_within(rigd.notify, 50); !next.empty()) said = next;
   }
   return rigd;
 }
@@ -78,6 +109,8 @@ RigdProcess start_rigd_with_config(std::vector<std::string> arguments, const std
   return start_rigd(arguments, -1, directory, in_child ? [&] { in_child(directory); } : std::function<void()>());
 }
 
+std::string next_notification(const RigdProcess &rigd) { return datagram_within(rigd.notify, 10000); }
+
 int stop_rigd(RigdProcess &rigd) {
   int status = -1;
   kill(rigd.pid, SIGTERM);
@@ -88,5 +121,6 @@ int stop_rigd(RigdProcess &rigd) {
 
 RigdProcess::~RigdProcess() {
   if (pid > 0) stop_rigd(*this);
+  if (notify >= 0) close(notify);
   if (!directory.empty()) std::filesystem::remove_all(directory);
 }

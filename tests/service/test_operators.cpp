@@ -27,7 +27,6 @@
 
 #include <criterion/criterion.h>
 
-#include <dirent.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/socket.h>
@@ -35,6 +34,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -205,13 +205,25 @@ std::pair<int32_t, std::string> answer_to(const std::string &socket, const void 
   return {reply.status, reply.why};
 }
 
-long descriptors_of(pid_t pid) {
-  long n = 0;
-  DIR *d = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
-  cr_assert(d);
-  while (readdir(d)) ++n;
-  closedir(d);
-  return n;
+// What each of pid's descriptors is ("7 -> socket:[1234]"), in order.
+std::vector<std::string> descriptors_of(pid_t pid) {
+  std::vector<std::string> held;
+  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+    std::error_code gone;
+    std::string target = std::filesystem::read_symlink(entry.path(), gone).string();
+    if (!gone) held.push_back(entry.path().filename().string() + " -> " + target);
+  }
+  std::sort(held.begin(), held.end());
+  return held;
+}
+
+// The descriptors of after that before did not hold, one a line.
+std::string added(const std::vector<std::string> &before, const std::vector<std::string> &after) {
+  std::string lines;
+  for (const std::string &held : after)
+    if (std::find(before.begin(), before.end(), held) == before.end()) lines += "\n  " + held;
+  return lines;
 }
 
 }  // namespace
@@ -389,7 +401,7 @@ Test(operators, the_metrics_file_is_prometheus_text_and_matches_rig_clients, .ti
 
 Test(operators, malformed_admin_requests_and_peers_that_never_read_leave_rigd_serving, .timeout = 120) {
   RigdProcess rigd = start_rigd(served);
-  long descriptors = descriptors_of(rigd.pid);
+  std::vector<std::string> descriptors = descriptors_of(rigd.pid);
   rig_proxy_admin_request request{RIG_PROXY_MAGIC_ADMIN, RIG_PROXY_VERSION, 9, 0, 0};
   auto [status, why] = answer_to(rigd.socket, &request, sizeof request);
   cr_assert(status == RIG_EINVAL && why.find("no such admin request: 9") != std::string::npos, "%d %s", status,
@@ -426,8 +438,11 @@ Test(operators, malformed_admin_requests_and_peers_that_never_read_leave_rigd_se
   for (int fd : peers) close(fd);
   // At most as many as before: one rigd had open at the start (its
   // start's own) may have closed meanwhile.
-  auto held = [&] { return descriptors_of(rigd.pid) <= descriptors ? std::string("returned") : std::string("held"); };
+  auto held = [&] {
+    return descriptors_of(rigd.pid).size() <= descriptors.size() ? std::string("returned") : std::string("held");
+  };
   std::string left = settles_at("returned", held);
-  cr_assert_eq(left, "returned", "rigd holds %ld descriptors after the peers, %ld before", descriptors_of(rigd.pid),
-               descriptors);
+  std::vector<std::string> after = descriptors_of(rigd.pid);
+  cr_assert_eq(left, "returned", "rigd holds %zu descriptors after the peers, %zu before; new:%s", after.size(),
+               descriptors.size(), added(descriptors, after).c_str());
 }

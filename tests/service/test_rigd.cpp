@@ -21,7 +21,6 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -229,39 +228,14 @@ Test(rigd, refuses_to_start_over_a_path_that_is_not_a_socket, .timeout = 60) {
   cr_assert(left == "not rigd's", "the file is left as it was: \"%s\"", left.c_str());
 }
 
-// A datagram socket bound at path, standing for systemd's NOTIFY_SOCKET.
-static int bound_datagram_socket(const std::string &path) {
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  cr_assert(fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0);
-  return fd;
-}
-
-// The next datagram on fd, within 10 s, or "" if none came.
-static std::string next_datagram(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, 10000) != 1) return "";
-  char text[256];
-  ssize_t n = recv(fd, text, sizeof text, 0);
-  return n > 0 ? std::string(text, static_cast<size_t>(n)) : "";
-}
-
 /* sd_notify(3) under Type=notify (rigd.service): rigd sends READY=1 to
- * NOTIFY_SOCKET once it accepts connections, and STOPPING=1 as SIGTERM
- * begins its end. */
+ * NOTIFY_SOCKET once it accepts connections (start_rigd returns on it),
+ * and STOPPING=1 as SIGTERM begins its end. */
 Test(rigd, tells_systemd_it_is_ready_and_stopping, .timeout = 60) {
-  std::string directory = make_temporary_directory();
-  std::string notify = directory + "/notify";
-  int listening = bound_datagram_socket(notify);
-  RigdProcess rigd = start_rigd({"--devices", "MEM:0"}, -1, directory, [&] { setenv("NOTIFY_SOCKET", notify.c_str(), 1); });
-  std::string ready = next_datagram(listening);
-  cr_assert_str_eq(ready.c_str(), "READY=1");
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
   ServiceConnection c = connect_to_rigd(rigd.socket);
   cr_assert(c.devices.size() == 2, "a ready rigd serves");
   cr_assert(ended_cleanly(stop_rigd(rigd)));
-  std::string stopping = next_datagram(listening);
+  std::string stopping = next_notification(rigd);
   cr_assert_str_eq(stopping.c_str(), "STOPPING=1");
-  close(listening);
 }
