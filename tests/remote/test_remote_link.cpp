@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -66,6 +67,11 @@ bool reads(RemoteDevice &d, uint64_t value) {
   return d.signaled() == value;
 }
 
+// d's word as a wait names it (rig's work.cpp).
+const volatile uint64_t *word_of(const RemoteDevice &d) {
+  return reinterpret_cast<const volatile uint64_t *>(d.facts().word);
+}
+
 rig_edge_location_t object(uint64_t id, uint64_t offset = 0) { return {nullptr, id, offset}; }
 rig_edge_location_t host(void *p) { return {p, 0, 0}; }
 
@@ -102,9 +108,30 @@ Test(remote_link, the_facts_table) {
   cr_expect(!f.maps_host, "PROXY-26");
   cr_expect(!f.host_addresses, "PROXY-27");
   cr_expect(f.cache_bytes && *f.cache_bytes == 50 << 20, "PROXY-28");
-  cr_expect_eq(f.word->load(), 7u, "PROXY-10, PROXY-30: the word reads the value its values start after");
+  cr_expect_eq(f.word->load(), 7u, "PROXY-10: the word reads the value its values start after");
+  // make is given its word by the link's enroll, which registers it.
+  std::shared_ptr<remote::Timeline> t = s.link->timeline_of(word_of(*d));
+  cr_assert_not_null(t, "PROXY-30: the word is one the link registered");
+  cr_expect(f.word == &t->word && t->account == 1 && t->start == 7, "PROXY-30: the very word of this make");
   cr_expect(!f.bus, "PROXY-31");
-  cr_expect_null(f.word_region, "PROXY-62: no word region for rig to free");
+}
+
+// A proxy's word is no region rig frees (no word_region): the link
+// forgets it as the stopped proxy goes, sending nothing, so that the
+// agent's next message is another proxy's ALLOC (PROXY-62).
+Test(remote_link, the_words_end_sends_nothing) {
+  Scripted s;
+  auto d = s.proxy(1), other = s.proxy(2);
+  cr_expect_null(d->facts().word_region, "PROXY-62: no word region for rig to free");
+  d->stop(std::nullopt, 0);
+  d.reset();
+  auto alloc = std::async(std::launch::async, [&] { return other->alloc(Memory::Device, 64); });
+  ReceivedMessage first = next_of(*s.at);
+  const auto *asked = std::get_if<wire::Request>(&first.message);
+  cr_assert(asked && std::holds_alternative<wire::Alloc>(asked->op), "PROXY-62: the agent got a %s before the ALLOC",
+            wire::kind_name(first.message.index() + 1));
+  s.send(wire::Answer{asked->number, RIG_OK, 1, 0, ""});
+  other->free(alloc.get());
 }
 
 // A proxy of the link waits in the hand-over, by the agent's numbering of
@@ -175,7 +202,7 @@ Test(remote_link, a_handover_carries_its_waits_and_parts) {
 // (PROXY-99); from then on a REPORT writes nothing (PROXY-100).
 Test(remote_link, stop_waits_for_the_bytes_in_flight) {
   Scripted s;
-  auto d = s.proxy(1);
+  auto d = s.proxy(1), other = s.proxy(2);
   uint8_t into[16] = {};
   rig_edge_part_t get = copy_part(object(5), host(into), 16);
   d->submit(work(1, &get, 1));
@@ -193,9 +220,14 @@ Test(remote_link, stop_waits_for_the_bytes_in_flight) {
   s.send(wire::Bytes{1, 2, 0, 0, {{half, 8}}});
   s.send(wire::Bytes{1, 2, 0, 8, {{half, 8}}});
   cr_assert(reads(*d, 2), "PROXY-95, PROXY-97: the last value once the last bytes landed");
+  rig_edge_part_t copy = copy_part(object(5), object(6), 16);
+  other->submit(work(1, &copy, 1));
+  (void)s.next<wire::Handover>();
   s.send(wire::Report{1, 2});
   s.send(wire::Report{1, 1});
-  std::this_thread::yield();
+  // The receiving side hears in order: once other's word moved, it heard both.
+  s.send(wire::Report{2, 1});
+  cr_assert(reads(*other, 1), "the REPORT after them");
   cr_expect_eq(d->signaled(), 2u, "PROXY-83, PROXY-100: a REPORT the word passed writes nothing");
 }
 
@@ -262,13 +294,23 @@ Test(remote_link, a_report_past_the_handed_over_fails_the_job) {
 
 // sleep returns at once where the word differs from seen (PROXY-86), and
 // returns, not faults, once still_ms pass with the word at seen
-// (PROXY-87).
+// (PROXY-87).  A bound of 5 s, far from either time, tells returning
+// from sleeping on.
 Test(remote_link, sleep_returns_for_a_word_moved_or_still) {
   Scripted s;
   auto d = s.proxy(1, 4);
-  d->sleep(3, 60000);
-  d->sleep(4, 1);
-  cr_expect_eq(d->signaled(), 4u, "PROXY-86, PROXY-87: both returned, the word unmoved");
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) {
+    return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
+  };
+  Clock::time_point start = Clock::now();
+  d->sleep(3, 20000);
+  long long slept = ms_since(start);
+  cr_expect_lt(slept, 5000, "PROXY-86: the word differed from seen, yet sleep took %lld ms", slept);
+  start = Clock::now();
+  d->sleep(4, 300);
+  slept = ms_since(start);
+  cr_expect(slept >= 300 && slept < 5000, "PROXY-87: the word at seen, sleep took %lld ms of 300", slept);
 }
 
 // Making a proxy sends nothing (PROXY-09), nor does its commit (PROXY-56):
@@ -371,15 +413,6 @@ Test(remote_link, free_after_the_failure_sends_nothing) {
   s.at->close();
   closing.get();
 }
-
-namespace {
-
-// d's word as a wait names it (rig's work.cpp).
-const volatile uint64_t *word_of(const RemoteDevice &d) {
-  return reinterpret_cast<const volatile uint64_t *>(d.facts().word);
-}
-
-}  // namespace
 
 // A make of an account the link has a proxy of is refused (PROXY-13), and
 // the refused make leaves nothing registered: once the first proxy goes
