@@ -5,9 +5,9 @@
  * proxies load code as rigd's own do, on any device whose agent loads it:
  * rigd's sim loads host code, its CPU none ("a client runs host code
  * itself", for a client of its host), so the image rules are asserted on
- * SIM:0, and PROXY-73 on the machine's host, whose images load on the
- * agent's host for a remote client.  Each test names the PROXY rules it
- * asserts. */
+ * SIM:0, and PROXY-73 and PROXY-76 on the machine's host, whose images
+ * load on the agent's host for a remote client.  Each test names the
+ * PROXY rules it asserts. */
 #include "remote_agent.h"
 #include "run_support.h"
 
@@ -52,10 +52,13 @@ Test(remote_code, a_proxy_loads_and_launches_through_the_agent) {
   rig_buffer_unref(out);
 }
 
-/* Once the job failed, image and entry fault (PROXY-76, PROXY-78). */
+/* Once the job failed, entry faults (PROXY-78), and so does image, of
+ * code the agent loads while the job works, on the machine's host
+ * (PROXY-76) as on SIM:0. */
 Test(remote_code, image_and_entry_fault_once_the_job_failed) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *sim = remote_slow_sim(m, "0");
+  rig_device_t *host = remote_open(m, "CPU");
   rig_image_t *image = load_kernels(sim, RIG_RUN_KERNELS "/work.c");
   remote_agent_kill(&agent);
   rig_function_t *copy = NULL;
@@ -63,7 +66,9 @@ Test(remote_code, image_and_entry_fault_once_the_job_failed) {
   cr_expect_eq(resolved, RIG_ELOST, "PROXY-78: entry faults: %s", rig_last_error());
   object_t o = host_object(RIG_RUN_KERNELS "/work.c");
   rig_image_t *again = NULL;
-  cr_expect_neq(rig_image_load(sim, o.bytes, o.n, &again), RIG_OK, "PROXY-76: image faults, as on the host");
+  cr_expect_eq(rig_image_load(host, o.bytes, o.n, &again), RIG_ELOST, "PROXY-76: image on the host faults: %s",
+               rig_last_error());
+  cr_expect_eq(rig_image_load(sim, o.bytes, o.n, &again), RIG_ELOST, "PROXY-76: as on SIM:0: %s", rig_last_error());
   object_free(&o);
   rig_image_unref(image);
 }

@@ -13,8 +13,9 @@
  * room refuses (PROXY-40, as rigd's proxies extend it), sleep (PROXY-86,
  * PROXY-87), the job's close (PROXY-54, PROXY-90, PROXY-94), nothing sent
  * after the failure (PROXY-92) and stop (PROXY-95..100).
- * test_remote_code.c runs code on the machine's host (PROXY-73), and
- * test_remote_work.c reads a proxy's capability record (PROXY-17, PROXY-29).
+ * test_remote_code.c runs code on the machine's host (PROXY-73,
+ * PROXY-76), and test_remote_work.c reads a proxy's capability record
+ * (PROXY-17, PROXY-29).
  *
  * Rules no suite asserts, and why:
  * - PROXY-11, PROXY-12: the driver's make (RemoteDevice's constructor)
@@ -197,8 +198,10 @@ Test(remote_proxy, the_agent_killed_loses_every_proxy_of_the_link) {
   cr_expect_not_null(rig_lost(sim), "PROXY-07: the SIM proxy is lost");
   if (rig_lost(sim)) cr_expect(strstr(rig_lost(sim), why) != NULL, "PROXY-89: %s names %s", rig_lost(sim), why);
   rig_buffer_t *b = NULL;
-  cr_expect_neq(rig_buffer_create(mem, 4096, RIG_MEMORY_DEVICE, &b), RIG_OK,
-                "PROXY-60, PROXY-91: an alloc after the failure faults");
+  cr_expect_eq(rig_buffer_create(mem, 4096, RIG_MEMORY_DEVICE, &b), RIG_ELOST,
+               "PROXY-60, PROXY-91: an alloc after the failure faults, no refusal: %s", rig_last_error());
+  cr_expect(strstr(rig_last_error(), why) != NULL, "PROXY-60, PROXY-89: the fault's message %s names %s",
+            rig_last_error(), why);
   cr_expect_not_null(rig_lost(mem), "PROXY-07: every proxy of the link, MEM's too");
   cr_expect_str_eq(rig_device_arch(mem), "memory", "PROXY-93: the facts stay");
   rig_buffer_unref(s);
@@ -255,7 +258,7 @@ Test(remote_proxy, a_proxy_answers_the_agents_refusal_of_code) {
     cr_expect(strstr(rig_last_error(), agent.address) != NULL, "PROXY-74: the agent's reason: %s", rig_last_error());
     cr_expect_null(rig_lost(d), "a refused image loses nothing");
     if (i == 0)
-      cr_expect(strstr(rig_last_error(), "host_code = deny") != NULL, "PROXY-73: the reason names host_code: %s",
+      cr_expect(strstr(rig_last_error(), "host_code = deny") != NULL, "the reason names host_code: %s",
                 rig_last_error());
   }
 }

@@ -106,14 +106,16 @@ Test(remote_work, a_put_waits_for_the_proxies_it_follows) {
 /* A copy from this process's memory waits for the proxy's own last value
  * with a copy into it (PROXY-49): here into the proxy's Pinned memory,
  * pages of this process's, which a copy into the host's own memory would
- * wait for before it returned (COPY-59). */
+ * wait for before it returned (COPY-59).  The proxy's own memory has no
+ * host address (PROXY-35). */
 Test(remote_work, a_put_waits_for_the_last_get_of_its_proxy) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *sim = remote_slow_sim(m, "300000");
   rig_buffer_t *s = remote_buffer(sim, 4096), *t = remote_buffer(sim, 4096);
+  cr_expect_null(rig_buffer_host(s), "PROXY-35: the proxy's Device memory is the other machine's");
   rig_buffer_t *in = NULL, *out = NULL;
   in = remote_pinned(sim, 4096);
-  cr_assert_not_null(rig_buffer_host(in), "PROXY-35: the proxy's Pinned memory is this process's");
+  cr_assert_not_null(rig_buffer_host(in), "the proxy's Pinned memory is this process's");
   out = remote_buffer(rig_host(), 4096);
   rig_box_t row = rig_row(0, 0, 4096);
   rig_point_t got;
@@ -215,11 +217,17 @@ Test(remote_work, a_proxy_that_handed_work_over_is_made_once_per_link) {
 
 /* The agent killed with work in flight: the lost proxy's stop writes the
  * last value submitted at once, the receiving side having ended (PROXY-82,
- * PROXY-95, PROXY-96); submit and image fault (PROXY-53, PROXY-76). */
+ * PROXY-95, PROXY-96); submit faults (PROXY-53), and so does an image on
+ * the machine's host, which the agent refused while the job worked
+ * (PROXY-76, PROXY-89). */
 Test(remote_work, stop_after_the_agent_died_writes_the_last_value) {
   rig_machine_t *m = remote_connect(&agent, NULL);
   rig_device_t *sim = remote_slow_sim(m, "2000000");
   rig_device_t *host = remote_open(m, "CPU");
+  static const uint8_t junk[64] = {1};
+  rig_image_t *image = NULL;
+  cr_assert_eq(rig_image_load(host, junk, sizeof junk, &image), RIG_EIMAGE, "the agent's refusal: %s",
+               rig_last_error());
   rig_buffer_t *s = remote_buffer(sim, 4096);
   rig_point_t pending;
   cr_assert_eq(rig_buffer_submit_fill(s, 3, NULL, 0, &pending), RIG_OK, "%s", rig_last_error());
@@ -227,9 +235,12 @@ Test(remote_work, stop_after_the_agent_died_writes_the_last_value) {
   cr_expect_eq(rig_point_wait(pending), RIG_ELOST);
   rig_point_t after;
   cr_expect_eq(rig_buffer_submit_fill(s, 4, NULL, 0, &after), RIG_ELOST, "PROXY-53: no submit after the failure");
-  static const uint8_t junk[64] = {1};
-  rig_image_t *image = NULL;
-  cr_expect_neq(rig_image_load(host, junk, sizeof junk, &image), RIG_OK, "PROXY-76: image faults");
+  const char *why = rig_machine_lost(m);
+  cr_assert_not_null(why, "the machine is lost");
+  cr_expect_eq(rig_image_load(host, junk, sizeof junk, &image), RIG_ELOST, "PROXY-76: image faults, no refusal: %s",
+               rig_last_error());
+  cr_expect(strstr(rig_last_error(), why) != NULL, "PROXY-76, PROXY-89: the fault's message %s names %s",
+            rig_last_error(), why);
   uint64_t last = rig_submitted(sim);
   rig_buffer_unref(s);
   cr_assert_eq(rig_close(sim), RIG_OK, "%s", rig_last_error());
