@@ -74,7 +74,7 @@ Test(remote_proxy, facts_are_the_accounts) {
   rig_device_t *mem = remote_open(m, "MEM:0");
   cr_expect_str_eq(rig_device_arch(mem), "memory", "PROXY-18: the arch of the agent's memory device");
   cr_expect_null(rig_device_bus(mem), "PROXY-31: no bus");
-  cr_expect(!rig_device_runs_on_host(mem), "PROXY-35: its memory is the other machine's");
+  cr_expect(!rig_device_runs_on_host(mem), "it runs on the other machine, not this host");
   cr_expect_gt(rig_budget(mem), 0, "PROXY-19: the agent's device's budget");
   cr_expect_eq(rig_device_cache_bytes(rig_host()), rig_device_cache_bytes(remote_open(m, "CPU")),
                "PROXY-28: the host's cache_bytes, the same host on loopback");
