@@ -123,7 +123,15 @@ std::atomic<Pool *> pool_instance{nullptr};
 // The child of a fork has none of its parent's workers, nor the launches
 // that ran on them: it starts with a new pool, in place, whatever state
 // the lock and the jobs were in, and starts workers of its own.
-void reset_in_child() { new (pool_instance.load(std::memory_order_relaxed)) Pool(); }
+void reset_in_child() {
+  if (Pool *p = pool_instance.load(std::memory_order_relaxed)) new (p) Pool();
+}
+
+// Registered as librig loads, not as the pool is made: glibc runs in a
+// child only the handlers registered before its fork began, so a pool
+// made while another thread forked could reach the child, its lock held
+// by the thread that made it, with no reset.
+[[maybe_unused]] const int reset_registered = pthread_atfork(nullptr, nullptr, reset_in_child);
 
 // Made at the first launch that splits, without a function-local static:
 // a fork while another thread makes it must not leave the child waiting
@@ -137,7 +145,6 @@ Pool &pool() {
     delete made;
     return *none;
   }
-  pthread_atfork(nullptr, nullptr, reset_in_child);
   return *made;
 }
 

@@ -260,7 +260,7 @@ Test(host_pool, the_child_of_a_fork_launches_on_workers_of_its_own, .timeout = 1
       kill(child, SIGKILL);
       waitpid(child, &status, 0);
     }
-    cr_assert_neq(done, 0, "a child's launch never finished");
+    cr_assert_neq(done, 0, "child %d's launch never finished", child_index);
     cr_assert(WIFEXITED(status), "a child died");
     cr_assert_neq(WEXITSTATUS(status), 1, "a child's launch ran threads wrongly");
     cr_assert_neq(WEXITSTATUS(status), 2, "a child's launch ran on no worker");
