@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -127,12 +129,14 @@ Test(host_pool, HOST_12_never_more_threads_at_once_than_performance_cores) {
   cr_assert_leq(static_cast<int>(threads.size()), rig::performance_cores());
 }
 
-// The caller's calls wait (at most 20 s) until another thread runs a call:
-// with more than one performance core the workers take part.
+// The caller's calls wait until another thread runs a call, for at most
+// 10 s in all: with more than one performance core the workers take part,
+// and a launch no worker joins ends, its calls all on the caller.
 struct Meeting {
   Record record;
   std::thread::id caller = std::this_thread::get_id();
   std::atomic<bool> other_came{false};
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
 };
 
 void meet(const void *params, int64_t first, int64_t end) {
@@ -140,8 +144,7 @@ void meet(const void *params, int64_t first, int64_t end) {
   if (std::this_thread::get_id() != m->caller) {
     m->other_came = true;
   } else {
-    auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (!m->other_came && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    while (!m->other_came && Clock::now() < m->deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   record(&m->record, first, end);
 }
@@ -232,6 +235,27 @@ Test(host_pool, workers_block_signals_and_the_caller_keeps_its_mask) {
   }
 }
 
+// Each thread of process pid, with its state and what it waits in, as
+// /proc tells them: what a launch that never finished was doing.
+std::string threads_of(pid_t pid) {
+  std::string all;
+  std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR *dir = opendir(tasks.c_str());
+  if (!dir) return "no /proc entry";
+  while (dirent *e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream stat(tasks + "/" + e->d_name + "/stat"), wchan(tasks + "/" + e->d_name + "/wchan");
+    std::string line, waits;
+    std::getline(stat, line);
+    std::getline(wchan, waits);
+    size_t close = line.rfind(')');
+    all += std::string(all.empty() ? "" : "; ") + "thread " + e->d_name + " state " +
+           (close + 2 < line.size() ? line.substr(close + 2, 1) : "?") + " in " + (waits.empty() ? "-" : waits);
+  }
+  closedir(dir);
+  return all;
+}
+
 // The children of forks, made while another thread of the parent launches
 // (so its pool's lock and jobs are in use), each run a launch of their
 // own: they must not wait for the parent's workers, and get workers of
@@ -256,11 +280,13 @@ Test(host_pool, the_child_of_a_fork_launches_on_workers_of_its_own, .timeout = 1
     pid_t done = 0;
     while ((done = waitpid(child, &status, WNOHANG)) == 0 && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::string hung;
     if (done == 0) {
+      hung = threads_of(child);
       kill(child, SIGKILL);
       waitpid(child, &status, 0);
     }
-    cr_assert_neq(done, 0, "child %d's launch never finished", child_index);
+    cr_assert_neq(done, 0, "child %d's launch never finished (%s)", child_index, hung.c_str());
     cr_assert(WIFEXITED(status), "a child died");
     cr_assert_neq(WEXITSTATUS(status), 1, "a child's launch ran threads wrongly");
     cr_assert_neq(WEXITSTATUS(status), 2, "a child's launch ran on no worker");
