@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs rig's Debian packages on a fresh Debian 12 and uses them as a
 # user would: builds the .deb files from the working tree
-# (packaging/build-deb.sh, with lintian), makes a minimal Debian 12 root
-# with debootstrap, installs the packages there with apt, and in that root
-# runs `rig devices`, checks rigd's units and its user, builds and runs
-# the consumer program with `pkg-config --cflags --libs rig` and with
-# CMake's find_package(rig), and starts rigd as its user with clients
-# sharing a buffer through it (`rig share`).  Needs root, network access to the mirror,
-# debootstrap and what build-deb.sh needs.
+# (packaging/build-deb.sh, with lintian) while it makes a minimal Debian
+# 12 root with debootstrap and the consumer's toolchain, installs the
+# packages there with apt, and in that root runs `rig devices`, checks
+# rigd's units and its user, builds and runs the consumer program with
+# `pkg-config --cflags --libs rig` and with CMake's find_package(rig),
+# and starts rigd as its user with clients sharing a buffer through it
+# (`rig share`).  Needs root, network access to the mirror, debootstrap
+# and what build-deb.sh needs.
 #
 # Usage: debian_root_check.sh [DEB_DIR]
 #   DEB_DIR: .deb files built already (else they are built here)
@@ -37,25 +38,6 @@ fail() {
 
 [[ $(id -u) -eq 0 ]] || fail "needs root (debootstrap, chroot)"
 
-if [[ $# -ge 1 ]]; then
-  debs=$(realpath "$1")
-else
-  debs=$work/debs
-  "$repo/packaging/build-deb.sh" "$debs"
-fi
-
-debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-  { tail -n 30 "$work/debootstrap.log"; fail "debootstrap failed"; }
-mount -t proc proc "$root/proc"
-mount --rbind /sys "$root/sys"
-# No service starts inside the root.
-printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
-chmod +x "$root/usr/sbin/policy-rc.d"
-
-mkdir -p "$root/opt/rig-debs" "$root/opt/consumer"
-find "$debs" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' -exec cp {} "$root/opt/rig-debs/" \;
-cp "$here/consumer/consumer.c" "$here/consumer/CMakeLists.txt" "$root/opt/consumer/"
-
 # A command in the root: in_root runs it; a background one runs the array
 # itself, so that $! is the command's pid and not a subshell's.
 root_command=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8
@@ -64,9 +46,36 @@ in_root() {
   "${root_command[@]}" "$@"
 }
 
-in_root apt-get update -q >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get update"; }
-in_root bash -c 'apt-get install -y -q --no-install-recommends /opt/rig-debs/*.deb \
-  gcc libc6-dev pkg-config cmake make' >>"$work/apt.log" 2>&1 ||
+# The root with the consumer's toolchain: mostly the mirror's time, so it
+# is made while the packages build.
+make_root() {
+  debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    { tail -n 30 "$work/debootstrap.log"; fail "debootstrap failed"; }
+  mount -t proc proc "$root/proc"
+  mount --rbind /sys "$root/sys"
+  # No service starts inside the root.
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  chmod +x "$root/usr/sbin/policy-rc.d"
+  in_root apt-get update -q >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get update"; }
+  in_root apt-get install -y -q --no-install-recommends gcc libc6-dev pkg-config cmake make \
+    >>"$work/apt.log" 2>&1 || { tail -n 40 "$work/apt.log"; fail "apt-get install of the toolchain"; }
+}
+make_root &
+root_made=$!
+
+if [[ $# -ge 1 ]]; then
+  debs=$(realpath "$1")
+else
+  debs=$work/debs
+  "$repo/packaging/build-deb.sh" "$debs" || { wait "$root_made"; exit 1; }
+fi
+wait "$root_made" || exit 1
+
+mkdir -p "$root/opt/rig-debs" "$root/opt/consumer"
+find "$debs" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' -exec cp {} "$root/opt/rig-debs/" \;
+cp "$here/consumer/consumer.c" "$here/consumer/CMakeLists.txt" "$root/opt/consumer/"
+
+in_root bash -c 'apt-get install -y -q --no-install-recommends /opt/rig-debs/*.deb' >>"$work/apt.log" 2>&1 ||
   { tail -n 40 "$work/apt.log"; fail "apt-get install of the packages"; }
 
 echo "== rig devices (in a Debian 12 root)"
