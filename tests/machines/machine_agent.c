@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,6 +101,31 @@ static int make_directory(struct machine_agent *a) {
 
 /* ---- rigd ------------------------------------------------------------------- */
 
+/* What rigd keeps of the test's environment: UCX_MEM_EVENTS and the
+ * sanitizers' options, which the sanitizer presets set for every process
+ * of their suites (README).  Without UCX_MEM_EVENTS=no, UCX's memory hooks
+ * in rigd take madvise, which glibc calls as a thread ends, after
+ * ThreadSanitizer let go of that thread: rigd dies of SIGSEGV and serves
+ * no later client. */
+static const char *const kept_variables[] = {"UCX_MEM_EVENTS", "TSAN_OPTIONS", "ASAN_OPTIONS", "LSAN_OPTIONS",
+                                             "UBSAN_OPTIONS"};
+enum { kept_count = sizeof kept_variables / sizeof *kept_variables };
+
+/* Appends to envp, from its entry n on, the entry of environ of each of
+ * kept_variables that is set (its first); answers the entries envp then
+ * holds. */
+static size_t keep_environment(char **envp, size_t n) {
+  for (size_t i = 0; i < kept_count; i++) {
+    size_t length = strlen(kept_variables[i]);
+    for (char **entry = environ; *entry; entry++)
+      if (strncmp(*entry, kept_variables[i], length) == 0 && (*entry)[length] == '=') {
+        envp[n++] = *entry;
+        break;
+      }
+  }
+  return n;
+}
+
 void machine_agent_log(const struct machine_agent *a, char *text, size_t size) {
   text[0] = '\0';
   FILE *log = fopen(a->log, "re");
@@ -162,7 +188,8 @@ int machine_agent_start(struct machine_agent *a, struct two_hosts *h, const char
   char *argv[] = {"/bin/sh", "-c", "log=$1; shift; exec \"$@\" >\"$log\" 2>&1", "sh", a->log, (char *)rigd,
                   "--foreground", "--socket", socket_path, "--config", config, "--listen", listen, "--devices",
                   (char *)devices, NULL};
-  char *envp[] = {tls, net, path, NULL};
+  char *envp[3 + kept_count + 1] = {tls, net, path};
+  envp[keep_environment(envp, 3)] = NULL;
   a->pid = two_hosts_spawn(h, TWO_HOSTS_A, argv, envp);
   if (a->pid <= 0) {
     a->pid = 0;
@@ -174,6 +201,18 @@ int machine_agent_start(struct machine_agent *a, struct two_hosts *h, const char
   snprintf(reason, sizeof reason, "%s", error_text);
   machine_agent_stop(a);
   return fail("%s", reason);
+}
+
+bool machine_agent_ended(const struct machine_agent *a) {
+  siginfo_t info = {0};
+  /* WNOWAIT: the kill of machine_agent_stop still reaps it. */
+  if (a->pid <= 0 || waitid(P_PID, (id_t)a->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != a->pid)
+    return false;
+  char text[8192];
+  machine_agent_log(a, text, sizeof text);
+  fprintf(stderr, "the agent (rigd, pid %d) ended on its own, %s %d; its log:\n%s\n", (int)a->pid,
+          info.si_code == CLD_EXITED ? "exit status" : "by signal", info.si_status, text);
+  return true;
 }
 
 int machine_agent_kill(struct machine_agent *a) {

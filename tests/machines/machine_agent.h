@@ -43,10 +43,17 @@ struct machine_agent {
 };
 
 /* Makes the directory and starts rigd (its path) in side a of h with
- * --devices devices, then waits (10 s at most) for its line `listening
- * for machines on HOST:PORT`, whose address it keeps.  -1 where any step
- * fails (rigd's log then in the reason), with what it made removed. */
+ * --devices devices, in an environment of its own (UCX's transport and
+ * device, PATH, and the test's UCX_MEM_EVENTS and sanitizers' options,
+ * where set), then waits (10 s at most) for its line `listening for
+ * machines on HOST:PORT`, whose address it keeps.  -1 where any step fails
+ * (rigd's log then in the reason), with what it made removed. */
 int machine_agent_start(struct machine_agent *a, struct two_hosts *h, const char *rigd, const char *devices);
+
+/* Whether rigd, started and not killed, has ended on its own (crashed):
+ * then it writes to stderr how it ended and its log, so that a client's
+ * failure against it says why; false while it runs. */
+bool machine_agent_ended(const struct machine_agent *a);
 
 /* Kills rigd (SIGKILL), as a machine that dies: 0, or -1 where it was not
  * running. */

@@ -27,6 +27,7 @@ void machine_fixture_down(void) {
 
 void machine_run(int (*fn)(void *arg), void *arg, const char *what) {
   int answer = two_hosts_run(hosts, TWO_HOSTS_B, fn, arg);
+  if (answer != 0) machine_agent_ended(&agent);
   cr_assert_eq(answer, 0, "%s: the client in side b answered %d (%s)", what, answer,
                answer < 0 ? two_hosts_error() : "its reason above");
 }
@@ -71,6 +72,7 @@ void machine_client_await_ready(struct machine_client *c, int ms, const char *wh
 void machine_client_join(struct machine_client *c, const char *what) {
   pthread_join(c->thread, NULL);
   close(c->ready[0]);
+  if (c->answer != 0) machine_agent_ended(&agent);
   cr_assert_eq(c->answer, 0, "%s: the client in side b answered %d (%s)", what, c->answer,
                c->answer < 0 ? c->error : "its reason above");
 }

@@ -51,6 +51,7 @@ int main(int argc, char *argv[]) {
     fprintf(stderr, "%s: the suite in side b: %s\n", argv[0], two_hosts_error());
     answer = 1;
   }
+  if (answer != 0) machine_agent_ended(&agent);
   machine_agent_stop(&agent);
   if (two_hosts_down(h) != 0) {
     fprintf(stderr, "%s: the two hosts would not go: %s\n", argv[0], two_hosts_error());
