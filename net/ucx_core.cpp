@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <vector>
 
 #include "ucx_request.hpp"
 
@@ -39,6 +42,28 @@ UcxStatus configure(ucp_config_t *config, const UcxOptions &options) {
     if (status != UCS_OK) return UcxStatus::failure(ucx_reason("UCX refused " + name + "=" + value, status));
   }
   return UcxStatus::success();
+}
+
+// The cores of this process, which its exit tears down.  It lives for the
+// process, so that a core destroyed by any static destructor finds it.
+struct LiveCores {
+  std::mutex mutex;
+  std::vector<UcxCore *> cores;
+  bool exit_registered = false;
+};
+LiveCores &live() {
+  static auto *cores = new LiveCores();
+  return *cores;
+}
+
+// Runs at exit, before UCX's libraries run their destructors: a core left
+// alive (a machine lives for the process) would still have UCX's async
+// thread reading the tables those destructors free.  The process is
+// ending: each close gets a moment, not the failure bound.
+void tear_down_at_exit() {
+  constexpr int64_t kExitCloseNs = 200'000'000;
+  std::lock_guard lock(live().mutex);
+  for (UcxCore *core : live().cores) core->tear_down(kExitCloseNs);
 }
 
 }  // namespace
@@ -94,6 +119,12 @@ UcxResult<std::shared_ptr<UcxCore>> UcxCore::create(const UcxOptions &options) {
     return UcxStatus::failure(why);
   }
   std::shared_ptr<UcxCore> core(new UcxCore(options, context, worker, attr.max_am_header, event_fd, stop_fd));
+  {
+    LiveCores &l = live();
+    std::lock_guard lock(l.mutex);
+    l.cores.push_back(core.get());
+    if (!l.exit_registered) l.exit_registered = std::atexit(tear_down_at_exit) == 0;
+  }
   UcxStatus started = core->start();
   if (!started.ok()) return started;
   return core;
@@ -106,7 +137,8 @@ UcxCore::UcxCore(const UcxOptions &options, ucp_context_h context, ucp_worker_h 
       worker_(worker),
       largest_am_header_(largest_am_header),
       event_fd_(event_fd),
-      stop_fd_(stop_fd) {}
+      stop_fd_(stop_fd),
+      pid_(getpid()) {}
 
 UcxStatus UcxCore::start() {
   for (const auto &[id, callback] : {std::pair{kUcxMessageAm, &UcxCore::on_message},
@@ -130,13 +162,23 @@ UcxStatus UcxCore::start() {
 }
 
 UcxCore::~UcxCore() {
-  shutdown();
+  {
+    std::lock_guard lock(live().mutex);
+    std::erase(live().cores, this);
+  }
+  tear_down(bound_ns());
+}
+
+void UcxCore::tear_down(int64_t close_ns) {
+  if (torn_down_ || getpid() != pid_ || on_progress_thread()) return;
+  torn_down_ = true;
+  shutdown_within(close_ns);
   ucp_worker_destroy(worker_);
   ucp_cleanup(context_);
   close(stop_fd_);
 }
 
-void UcxCore::shutdown() {
+void UcxCore::shutdown_within(int64_t close_ns) {
   if (stopping_.load(std::memory_order_acquire) || !thread_.joinable()) return;
   std::vector<std::shared_ptr<UcxEndpoint>> endpoints;
   std::vector<std::shared_ptr<UcxListener::State>> listeners;
@@ -150,7 +192,7 @@ void UcxCore::shutdown() {
   for (auto &endpoint : endpoints) endpoint->close();
   endpoints.clear();
   // Closes posted from the progress thread finish before it stops.
-  const int64_t deadline = ucx_now_ns() + bound_ns();
+  const int64_t deadline = ucx_now_ns() + close_ns;
   while (closing_.load(std::memory_order_acquire) > 0 && ucx_now_ns() < deadline) {
     wake();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <sys/types.h>
+
 #include <ucp/api/ucp.h>
 
 #include "ucx_arrival.hpp"
@@ -38,7 +40,14 @@ int64_t ucx_now_ns();
 class UcxCore : public std::enable_shared_from_this<UcxCore> {
  public:
   static UcxResult<std::shared_ptr<UcxCore>> create(const UcxOptions &options);
-  ~UcxCore();  // the worker, then the context
+  ~UcxCore();  // tear_down within the failure bound
+
+  // Shuts down (closes waiting at most close_ns), then destroys the worker
+  // and the context, once: by the destructor, or as the process exits for
+  // a core still alive then.  Never in the child of a fork, whose parent's
+  // threads it does not have, nor on the progress thread, which cannot
+  // join itself: UCX's state then stays as it is.
+  void tear_down(int64_t close_ns);
 
   ucp_context_h context() const { return context_; }
   ucp_worker_h worker() const { return worker_; }
@@ -47,8 +56,10 @@ class UcxCore : public std::enable_shared_from_this<UcxCore> {
   // UCX's bound on an active message's header, the link's frame included.
   size_t largest_am_header() const { return largest_am_header_; }
 
-  // Closes the endpoints, destroys the listeners, stops the thread.
-  void shutdown();
+  // Closes the endpoints, destroys the listeners, stops the thread; the
+  // closes get the failure bound, or close_ns, to finish.
+  void shutdown() { shutdown_within(bound_ns()); }
+  void shutdown_within(int64_t close_ns);
   bool shut_down() const { return stopping_.load(std::memory_order_acquire); }
   bool on_progress_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
   pid_t progress_thread_id() const { return thread_tid_.load(std::memory_order_acquire); }
@@ -116,6 +127,8 @@ class UcxCore : public std::enable_shared_from_this<UcxCore> {
   const size_t largest_am_header_;
   const int event_fd_;
   const int stop_fd_;
+  const pid_t pid_;  // the process that made it
+  bool torn_down_ = false;
   std::thread thread_;
   std::atomic<pid_t> thread_tid_{0};
   std::atomic<bool> stopping_{false};

@@ -2,12 +2,14 @@
 // in a child process killed, then SIGSTOPped.  Each failure reaches the
 // endpoint's handler once, within the failure bound, with its reason; a
 // send pending then returns with it and a send after it fails at once.
+// A process that exits with a link alive ends it on the way out, at once.
 // The transport's side of PROXY-07 and PROXY-89 (a link's failure, with
 // its root cause, reaches everything on the link).
 #include <criterion/criterion.h>
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
@@ -238,3 +240,56 @@ Test(ucx_failure, busy_link_is_not_taken_for_silent) {
   cr_assert_not(pair.to_client->failed(), "%s", pair.to_client->failure().c_str());
 }
 
+
+// What a child leaves alive as it exits: reachable, so no leak (volatile,
+// so that the store is kept).
+static UcxLink *volatile left_alive = nullptr;
+
+// A process that exits with its link alive tears the link down on the way
+// out (UCX's threads stopped before its libraries' destructors run), and
+// does so at once even while the peer, stopped, answers no close: exit
+// gives the closes a moment, not the failure bound of 10 s.  Under
+// ThreadSanitizer the child's exit status also says its exit raced with
+// no thread of UCX's.
+Test(ucx_failure, a_process_exits_at_once_with_its_link_alive_and_its_peer_stopped) {
+  ChildPeer peer(10000ms, 0);
+  int connected[2], go[2];
+  cr_assert_eq(pipe(connected), 0);
+  cr_assert_eq(pipe(go), 0);
+  const pid_t child = fork();
+  cr_assert_geq(child, 0, "fork");
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    test::use_tcp();
+    auto link = UcxLink::create({"", 10000ms});
+    if (!link.ok()) _exit(3);
+    auto endpoint = link.value()->connect(peer.address);
+    if (!endpoint.ok() || !endpoint.value()->send(kNothing, {}, {}).ok()) _exit(4);
+    char byte = 1;
+    if (write(connected[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 1) _exit(5);
+    // The link, left alive as a machine's is, is the exit's to end.
+    left_alive = link.value().release();
+    std::exit(0);
+  }
+  close(connected[1]);
+  close(go[0]);
+  char byte = 0;
+  cr_assert_eq(read(connected[0], &byte, 1), 1, "the child connected to the peer");
+  peer.signal(SIGSTOP);
+  const auto told = std::chrono::steady_clock::now();
+  cr_assert_eq(write(go[1], &byte, 1), 1);
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(child, &status, WNOHANG)) == 0 && test::seconds_since(told) < 10)
+    std::this_thread::sleep_for(10ms);
+  const double took = test::seconds_since(told);
+  if (done == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  peer.signal(SIGCONT);
+  cr_log_info("the child exited %.3f s after it was told to", took);
+  cr_assert_neq(done, 0, "the child's exit never ended");
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with status %d", status);
+  cr_assert_lt(took, 3.0, "the exit took %.3f s", took);
+}
