@@ -173,8 +173,7 @@ void answer_admin(int socket, const rig_proxy_admin_request &request, const Admi
   if (request.op != RIG_PROXY_ADMIN_DROP)
     return send_reply(socket, reply_of(RIG_EINVAL, "no such admin request: " + std::to_string(request.op)));
   for (const auto &session : view.sessions)
-    if (!session->ended() && session->counters().id == request.client) {
-      session->stop();
+    if (session->counters().id == request.client && session->drop()) {
       log_line(LogLevel::notice, "dropped client " + std::to_string(request.client) + " (pid " +
                                      std::to_string(session->counters().pid) + ") on an admin's request");
       return send_reply(socket, reply_of(RIG_OK, ""));

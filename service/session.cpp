@@ -176,6 +176,12 @@ Session::~Session() {
 
 void Session::stop() noexcept { shutdown(socket_, SHUT_RDWR); }
 
+bool Session::drop() noexcept {
+  if (ended() || dropped_.exchange(true, std::memory_order_acq_rel)) return false;
+  stop();
+  return true;
+}
+
 void Session::serve() {
   // However the session ends, the client sees its end of the socket close
   // now, not once rigd reaps the session.

@@ -46,6 +46,10 @@ class Session {
   // their work is done.
   void stop() noexcept;
   bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
+  // An admin's DROP: stops the session, true the first time only.  A
+  // dropped client is no longer connected, though its session may take a
+  // while to end: a second DROP of it finds no client.
+  bool drop() noexcept;
 
   // The client's counters, read while the session lives; what it holds by
   // kind, read under its account's lock.
@@ -72,6 +76,7 @@ class Session {
   ClientCounters counters_;
   std::function<void()> on_end_;
   std::atomic<bool> ended_{false};
+  std::atomic<bool> dropped_{false};
   std::thread thread_;  // last: it starts once the rest is made
 };
 

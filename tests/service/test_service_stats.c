@@ -248,6 +248,10 @@ Test(service_stats, a_dropped_client_loses_its_proxies) {
   cr_assert(find_self(s, &me, &i));
   rig_service_stats_release(s);
   cr_assert_eq(rig_service_drop(NULL, me.id), RIG_OK, "%s", rig_last_error());
+  /* Dropped, the client is connected no more, though its session may
+   * still be ending: a second drop finds no such client. */
+  cr_assert_eq(rig_service_drop(NULL, me.id), RIG_EINVAL, "a second drop of client %llu",
+               (unsigned long long)me.id);
   /* The drop closes the connection: the proxy's next wait sees it lost. */
   rig_status_t status = RIG_OK;
   for (int tries = 0; tries < 2000 && status == RIG_OK; tries++) {
