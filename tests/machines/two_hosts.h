@@ -90,7 +90,9 @@ int two_hosts_down(struct two_hosts *h);
 /* Deletes the namespaces named rig-PID-a or rig-PID-b whose PID is no
  * longer a process's (or is the caller's, where it has no fixture up):
  * those that runs ended before their two_hosts_down left.  The number
- * deleted, or -1 where a deletion failed. */
+ * found, each gone after (deleted here, or by another process's sweep at
+ * the same time), or -1 where one is still there after its deletion
+ * failed. */
 int two_hosts_sweep(void);
 
 #ifdef __cplusplus
