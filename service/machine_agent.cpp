@@ -164,10 +164,7 @@ void MachineAgent::visit_clients(const Visit &visit) const {
 bool MachineAgent::drop(uint64_t id) {
   std::lock_guard g(state_->mu);
   for (const auto &s : state_->sessions)
-    if (!s->ended() && s->counters().id == id) {
-      s->stop();
-      return true;
-    }
+    if (s->counters().id == id && s->drop()) return true;
   return false;
 }
 

@@ -84,6 +84,12 @@ void RemoteSession::stop() noexcept {
   connection_->close();
 }
 
+bool RemoteSession::drop() noexcept {
+  if (ended() || stopping_.load(std::memory_order_acquire)) return false;
+  stop();
+  return true;
+}
+
 void RemoteSession::fail_job(const std::string &why) noexcept {
   bool first = false;
   std::call_once(failed_, [&] { first = true; });

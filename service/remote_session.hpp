@@ -51,6 +51,9 @@ class RemoteSession {
   // held goes once its work is done.
   void stop() noexcept;
   bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
+  // An admin's DROP (Session::drop): stops the session, true only where
+  // nothing stopped it before.  Its callers hold the agent's lock.
+  bool drop() noexcept;
 
   // As Session's: the client's counters (its pid 0, its uid remote_user,
   // its command its hello), and what it holds by kind.

@@ -285,7 +285,7 @@ Test(rigd_machines, close_releases_what_the_client_held) {
 /* rig_service_stats shows remote clients beside local ones: uid
  * 4294967295 (the one user they count under), their hello as their
  * command, the device memory they hold and their hand-overs; and
- * rig_service_drop ends one. */
+ * rig_service_drop ends one, once. */
 Test(rigd_machines, stats_show_remote_clients_and_drop_ends_one) {
   Agent agent;
   auto c = agent.connect();
@@ -306,6 +306,10 @@ Test(rigd_machines, stats_show_remote_clients_and_drop_ends_one) {
   uint64_t id = info.id;
   rig_service_stats_release(stats);
   cr_assert(rig_service_drop(&options, id) == RIG_OK, "%s", rig_last_error());
+  // Dropped, it is connected no more, though its session may still be
+  // ending: a second drop finds no such client.
+  cr_assert(rig_service_drop(&options, id) == RIG_EINVAL, "a second drop of remote client %llu",
+            static_cast<unsigned long long>(id));
   cr_assert(!c->await_failure().empty());
 }
 
