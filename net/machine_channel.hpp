@@ -106,7 +106,8 @@ class ClientChannel {
   // Connects to the agent listening at address ("HOST:PORT"), proves key
   // and waits for its DEVICES (each step within the failure bound): the
   // channel, or why not (the address and UCX's reason, the agent's
-  // REFUSE reason, an ACCEPT that shows no key of ours).
+  // REFUSE reason, an ACCEPT that shows no key of ours, the root cause of
+  // a FAILURE that came before connect returned).
   static Outcome<std::unique_ptr<ClientChannel>> connect(const std::string &address, const ClientKey &key,
                                                          const Options &options, ChannelHandlers handlers);
   // Sends CLOSE where the connection works and waits, up to the failure

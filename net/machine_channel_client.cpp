@@ -191,7 +191,11 @@ Outcome<std::unique_ptr<ClientChannel>> ClientChannel::connect(const std::string
   state->endpoint->on_failure([raw](const std::string &why) { raw->fail(why); });
   if (auto why = state->authenticate(key, options.hello)) return Failure{*why};
   {
+    // A FAILURE may follow DEVICES at once (an agent with no room for
+    // another client) and arrive before the owner's failed() listens: it
+    // is then connect's answer, or the owner would never hear of it.
     std::lock_guard lock(state->mutex);
+    if (state->failed) return Failure{state->failure};
     state->telling = true;
   }
   return std::unique_ptr<ClientChannel>(new UcxClientChannel(std::move(state)));

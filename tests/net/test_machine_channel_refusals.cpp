@@ -6,7 +6,7 @@
 // an authentication message after it and messages past the agent's queue
 // bound fail their connection only, with the reason; an empty span for a
 // BYTES fails the client's connection; the agent's FAILURE reaches the
-// client with its root cause; a BYTES' header that breaks a rule is
+// client with its root cause, one sent at accept included; a BYTES' header that breaks a rule is
 // refused before its data lands.
 //
 // The handshake is the link's own (issue #23's protocol, no rule ID in
@@ -213,6 +213,23 @@ Test(machine_channel_refusals, agent_failure_reaches_the_client_with_its_root_ca
   cr_assert(inbox.wait([&] { return inbox.failure.has_value(); }), "no failure");
   cr_expect_eq(*inbox.failure, "device 1 lost: ECC error");
   cr_expect(!client->send(request(1)).ok(), "a send after the failure worked");
+}
+
+// A FAILURE the agent sends as it accepts reaches the client's owner
+// however it races the handshake's end: connect fails with its root
+// cause, or the channel it returns tells its failed() handler.  Many
+// connections, since the race is one of threads.
+Test(machine_channel_refusals, a_failure_at_accept_reaches_the_owner_PROXY_89) {
+  const std::string reason = "rigd has 1 clients connected, the most its policy admits (max_clients)";
+  Agent agent({}, reason);
+  for (int i = 0; i < 60; i++) {
+    Inbox inbox;
+    auto connected = ClientChannel::connect(agent.listener->address(), key("alpha", 'a'), client_options(),
+                                            inbox.handlers());
+    std::string heard = connected.ok() ? "" : connected.error().message;
+    if (connected.ok() && inbox.wait([&] { return inbox.failure.has_value(); })) heard = *inbox.failure;
+    cr_assert_eq(heard, reason, "connection %d heard \"%s\"", i, heard.c_str());
+  }
 }
 
 Test(machine_channel_refusals, a_kind_from_the_wrong_end_fails_the_connection_and_is_not_sent) {

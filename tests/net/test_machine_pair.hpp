@@ -65,7 +65,9 @@ inline bool same_accounts(const std::vector<MachineAccount> &a, const std::vecto
   return true;
 }
 
-// A listener on 127.0.0.1:0 and what it accepted and refused.
+// A listener on 127.0.0.1:0 and what it accepted and refused; given a
+// failure, it sends each connection that FAILURE as it accepts it (as
+// rigd does where it has no room for another client).
 struct Agent {
   std::mutex mutex;
   std::condition_variable changed;
@@ -73,11 +75,12 @@ struct Agent {
   std::vector<std::pair<std::string, std::string>> refused;  // peer, cause
   std::unique_ptr<AgentListener> listener;
 
-  explicit Agent(AgentListener::Options options = {}) {
+  explicit Agent(AgentListener::Options options = {}, std::string failure_at_accept = "") {
     use_tcp();
     auto listening = AgentListener::listen(
         "127.0.0.1:0", ring_of_alpha(), sample_devices(), options,
-        [this](std::shared_ptr<AgentConnection> connection) {
+        [this, failure_at_accept](std::shared_ptr<AgentConnection> connection) {
+          if (!failure_at_accept.empty()) (void)connection->send(wire::Failure{failure_at_accept});
           std::lock_guard lock(mutex);
           accepted.push_back(std::move(connection));
           changed.notify_all();
