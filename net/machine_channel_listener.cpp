@@ -187,7 +187,11 @@ Outcome<std::unique_ptr<AgentListener>> AgentListener::listen(const std::string 
       [raw](UcxEndpoint &from, uint16_t id, std::span<const std::byte> header, size_t length) {
         auto side = raw->router->find(&from);
         if (!side) throw channel::ConnectionFailed();
-        return side->place(id, header, length);
+        std::span<std::byte> placed = side->place(id, header, length);
+        // The span lies in the side's memory, which must outlive the
+        // landing where its owner lets go of the side meanwhile.
+        from.keep_while_landing(side);
+        return placed;
       },
       [raw](const UcxMessage &message) {
         auto side = raw->router->find(&message.from);

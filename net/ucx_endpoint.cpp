@@ -14,6 +14,7 @@ using detail::UcxArrival;
 // A rendezvous message whose data UCX is landing; it keeps its endpoint
 // until UCX calls back.
 struct UcxEndpoint::Landing {
+  std::shared_ptr<const void> keep;  // first: it goes last
   std::shared_ptr<UcxEndpoint> self;
   UcxArrival arrival;
   std::shared_ptr<const UcxHandler> handler;
@@ -209,9 +210,15 @@ void UcxEndpoint::deliver_ready() {
       return;
     }
     std::span<std::byte> placed;
+    // What place asks to keep lives till the message is delivered: past
+    // this iteration where its data lands later (a rendezvous).
+    std::shared_ptr<const void> keep;
     try {
+      keep_.reset();
       if (handler->place) placed = handler->place(*this, arrival.header, arrival.length);
+      keep = std::move(keep_);
     } catch (const std::exception &error) {
+      keep_.reset();
       core_->release(arrival);
       fail(UCS_ERR_CANCELED, std::string("(the placing of id ") + std::to_string(arrival.id) + " threw: " + error.what() + ")");
       return;
@@ -225,6 +232,7 @@ void UcxEndpoint::deliver_ready() {
     }
     if (arrival.rendezvous) {
       auto landing = std::make_unique<Landing>();
+      landing->keep = std::move(keep);
       landing->self = shared_from_this();
       landing->handler = std::move(handler);
       if (placed.empty() && arrival.length > 0) {

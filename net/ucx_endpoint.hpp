@@ -108,6 +108,12 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
 
   UcxEndpointStats stats() const;
 
+  // From a handler's place, on the progress thread: owner stays alive until
+  // the message placed has landed and been delivered (or failed), so that
+  // the span place gave stays valid where the handler's owner lets go of
+  // the memory meanwhile.
+  void keep_while_landing(std::shared_ptr<const void> owner) { keep_ = std::move(owner); }
+
  private:
   friend class detail::UcxCore;
   friend class UcxLink;
@@ -162,6 +168,7 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
   uint64_t next_deliver_seq_ = 0;
   uint64_t highest_arrived_ = 0;
   std::unique_ptr<Landing> landing_;
+  std::shared_ptr<const void> keep_;  // keep_while_landing's, until the placing ends
 
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> out_of_order_{0};
