@@ -163,6 +163,11 @@ class AgentConnection {
   virtual std::string failure() const = 0;
   // Closes the endpoint; next() then answers nullopt at once.
   virtual void close() = 0;
+  // The bytes of a message next() gave, once the owner is done with them:
+  // a later message lands in them, whose pages are mapped already (at most
+  // two such blocks, of at most the queue bound in all).  Any thread, also
+  // after the connection failed.
+  virtual void give_back(std::vector<uint8_t> bytes) noexcept = 0;
 };
 
 // The agent's listener: authenticates each connection against a key ring

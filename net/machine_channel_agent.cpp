@@ -26,7 +26,8 @@ AgentSide::AgentSide(std::shared_ptr<UcxEndpoint> endpoint, std::shared_ptr<Rout
       key_(endpoint.get()),
       peer_(endpoint->peer()),
       queue_max_(queue_max),
-      endpoint_(std::move(endpoint)) {}
+      endpoint_(std::move(endpoint)),
+      spares_(2, queue_max) {}
 
 AgentSide::~AgentSide() { close(); }
 
@@ -146,6 +147,7 @@ std::span<std::byte> AgentSide::place(uint16_t id, std::span<const std::byte> he
     fail_here(wire::words(what, " of ", wire::count_of(total, "bytes"), " after ", queued_bytes_,
                           " queued, past the connection's bound of ", queue_max_));
   const auto *first = reinterpret_cast<const uint8_t *>(header.data());
+  landing_ = spares_.take(total);
   landing_.assign(first, first + head);
   landing_.resize(total);
   queued_bytes_ += total;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "machine_channel_frame.hpp"
+#include "spare_bytes.hpp"
 
 #include <condition_variable>
 #include <deque>
@@ -44,6 +45,7 @@ class AgentSide final : public AgentConnection {
   bool failed() const override;
   std::string failure() const override;
   void close() override;
+  void give_back(std::vector<uint8_t> bytes) noexcept override { spares_.give(std::move(bytes)); }
 
   // The link's handlers (progress thread): where the data of a message of
   // id lands (after its header, a wire message's first bytes: the
@@ -79,6 +81,7 @@ class AgentSide final : public AgentConnection {
   std::string failure_;
   std::vector<uint8_t> proof_;
   std::vector<uint8_t> landing_;  // one at a time: the link places after it delivered
+  SpareBytes spares_;             // landings the owner gave back
   std::deque<ReceivedMessage> queue_;
   uint64_t queued_bytes_ = 0;  // queue_'s and landing_'s
 };

@@ -96,8 +96,8 @@ class RemoteClient {
                                       std::vector<rig_proxy_part> &parts);
   std::optional<std::string> hand_over_parts(const rig::net::wire::Handover &h);
   // Host memory of the client's, n bytes: over bytes, the message's,
-  // where given, else new; counted as its host arenas are: its handle, or
-  // why not.
+  // where given, else a spare of an earlier GET's (RemoteReports) or new;
+  // counted as its host arenas are: its handle, or why not.
   std::optional<uint64_t> stage(uint64_t n, const uint8_t *bytes, std::string &why);
 
   const ServedDevices &served_;

@@ -48,7 +48,8 @@ std::optional<uint64_t> RemoteClient::stage(uint64_t n, const uint8_t *bytes, st
                                   [](void *context) { delete static_cast<Kept *>(context); }, kept, &b);
     if (status != RIG_OK) delete kept;
   } else {
-    status = rig_buffer_create(rig_host(), count, RIG_MEMORY_DEVICE, &b);
+    b = reports_.take_spare(n);
+    status = b ? RIG_OK : rig_buffer_create(rig_host(), count, RIG_MEMORY_DEVICE, &b);
   }
   if (status != RIG_OK) {
     objects_.refund(count, Held::arena_bytes);

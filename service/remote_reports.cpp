@@ -7,6 +7,35 @@ namespace rigd {
 
 namespace wire = rig::net::wire;
 
+RemoteReports::~RemoteReports() {
+  for (rig_buffer_t *spare : spares_) rig_buffer_unref(spare);
+}
+
+rig_buffer_t *RemoteReports::take_spare(uint64_t bytes) {
+  std::lock_guard g(mu_);
+  for (auto it = spares_.begin(); it != spares_.end(); ++it)
+    if (static_cast<uint64_t>(rig_buffer_bytes(*it)) == bytes) {
+      rig_buffer_t *spare = *it;
+      spares_.erase(it);
+      return spare;
+    }
+  return nullptr;
+}
+
+void RemoteReports::keep_spare(rig_buffer_t *staging) {
+  if (static_cast<uint64_t>(rig_buffer_bytes(staging)) >= kLeastSpare) {
+    std::lock_guard g(mu_);
+    // The latest sizes stay: the oldest spare goes where there is no room.
+    if (spares_.size() == kSpares) {
+      rig_buffer_unref(spares_.front());
+      spares_.erase(spares_.begin());
+    }
+    spares_.push_back(staging);
+    return;
+  }
+  rig_buffer_unref(staging);
+}
+
 void RemoteReports::expect_get(uint32_t device, uint64_t value, uint32_t part, uint64_t staging) {
   std::lock_guard g(mu_);
   gets_[device].push_back({value, part, staging});
@@ -49,7 +78,8 @@ bool RemoteReports::send_bytes(uint32_t device, const Get &get) {
     host = copied.data();
   }
   bool sent = connection_.send(wire::Bytes{device, get.value, get.part, 0, wire::Data{{host, n}}}).ok();
-  rig_buffer_unref(staging);
+  // The send is complete: the next GET may write the staging memory.
+  keep_spare(staging);
   return sent;
 }
 

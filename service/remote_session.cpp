@@ -116,6 +116,18 @@ void RemoteSession::linger() noexcept {
     connection_->next(message_wait);
 }
 
+std::shared_ptr<const std::vector<uint8_t>> RemoteSession::kept_bytes(std::vector<uint8_t> bytes) {
+  // The message's views keep pointing into the bytes as they move; once
+  // rig is done with them (a PUT's copy reads them in place), the next
+  // message lands in them, where the connection is still there.
+  std::weak_ptr<rig::net::AgentConnection> connection = connection_;
+  return std::shared_ptr<const std::vector<uint8_t>>(
+      new std::vector<uint8_t>(std::move(bytes)), [connection](const std::vector<uint8_t> *kept) {
+        std::unique_ptr<std::vector<uint8_t>> owned(const_cast<std::vector<uint8_t> *>(kept));
+        if (auto c = connection.lock()) c->give_back(std::move(*owned));
+      });
+}
+
 std::string RemoteSession::serve_job() {
   // Declared in the order a local session's are: what the client holds is
   // counted out last, its values are waited for before its memory goes.
@@ -164,8 +176,7 @@ std::string RemoteSession::serve_job() {
           } else if constexpr (std::is_same_v<M, wire::Release>) {
             return client.release(m);
           } else if constexpr (std::is_same_v<M, wire::Handover>) {
-            // Its views keep pointing into the bytes as they move.
-            return client.hand_over(m, std::make_shared<const std::vector<uint8_t>>(std::move(received->bytes)));
+            return client.hand_over(m, kept_bytes(std::move(received->bytes)));
           } else if constexpr (std::is_same_v<M, wire::Close>) {
             closing_.store(true, std::memory_order_release);
           } else if constexpr (std::is_same_v<M, wire::Failure>) {

@@ -71,6 +71,9 @@ class RemoteSession {
   // to close the connection (the agent's side closes at its CLOSE), since
   // closing first could drop the FAILURE in flight.
   void linger() noexcept;
+  // A message's bytes, shared by what reads them, given back to the
+  // connection once the last reader lets go.
+  std::shared_ptr<const std::vector<uint8_t>> kept_bytes(std::vector<uint8_t> bytes);
 
   std::shared_ptr<rig::net::AgentConnection> connection_;
   const ServedDevices &served_;

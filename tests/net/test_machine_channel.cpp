@@ -138,6 +138,27 @@ Test(machine_channel, a_handovers_put_bytes_arrive_equal_split_or_whole_PROXY_38
   cr_expect(!connection->failed(), "%s", connection->failure().c_str());
 }
 
+// A message's bytes the owner gives back are where the next large
+// message lands (no fresh pages to fault in), and that message arrives
+// equal to what the client sent, none of the earlier one's bytes left.
+Test(machine_channel, bytes_given_back_take_the_next_landing_PROXY_38) {
+  Agent agent;
+  Inbox inbox;
+  auto client = connect(agent, inbox, key("alpha", 'a'));
+  auto connection = agent.take();
+  const std::vector<uint8_t> first = patterned(size_t{4} << 20, 3), second = patterned(size_t{4} << 20, 5);
+  const wire::Handover sent[] = {{1, 1, {}, {wire::Put{{5, 0}, {first}}}}, {1, 2, {}, {wire::Put{{5, 0}, {second}}}}};
+  cr_assert(client->send(sent[0]).ok(), "%s", client->failure().c_str());
+  ReceivedMessage received = next_of(*connection);
+  const uint8_t *landed = received.bytes.data();
+  connection->give_back(std::move(received.bytes));
+  cr_assert(client->send(sent[1]).ok(), "%s", client->failure().c_str());
+  received = next_of(*connection);
+  cr_expect_eq(received.bytes.data(), landed, "the second message landed in new memory");
+  const auto *got = std::get_if<wire::Handover>(&received.message);
+  cr_assert(got != nullptr && *got == sent[1], "the second HANDOVER arrived otherwise");
+}
+
 Test(machine_channel, client_destructor_sends_close) {
   Agent agent;
   Inbox inbox;

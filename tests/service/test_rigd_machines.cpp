@@ -138,6 +138,25 @@ Test(rigd_machines, put_then_get_byte_for_byte_bytes_before_their_report) {
   cr_assert_lt(position(heard, "BYTES 1 2 0"), position(heard, "REPORT 1 2"));
 }
 
+/* PROXY-37: rigd lands PUTs and stages GETs of one size in memory it
+ * reuses, and each GET still brings back its own PUT's bytes, none of an
+ * earlier one's. */
+Test(rigd_machines, puts_and_gets_in_reused_memory_each_bring_their_own_bytes) {
+  Agent agent;
+  auto c = agent.connect();
+  constexpr size_t n = size_t{2} << 20;
+  open_and_alloc(*c, mem, "", 1, n);
+  for (uint64_t round = 0; round < 4; round++) {
+    std::vector<uint8_t> sent = pattern(n, static_cast<uint8_t>(5 + round));
+    uint64_t value = 2 * round + 1;
+    cr_assert(c->send(handover(mem, value, {wire::Put{{1, 0}, wire::Data{sent}}})));
+    cr_assert(c->send(handover(mem, value + 1, {wire::Get{{1, 0}, n}})));
+    cr_assert(c->await_report(mem, value + 1), "%s", c->await_failure().c_str());
+    cr_assert(c->bytes_of(mem, value + 1, 0) == sent, "round %lu's GET differs from its PUT",
+              static_cast<unsigned long>(round));
+  }
+}
+
 /* PROXY-39: a hand-over's parts run in its order: a FILL, a COPY of the
  * filled bytes object to object, then a GET of the copy, in one value. */
 Test(rigd_machines, fill_then_copy_object_to_object_in_the_handovers_order) {

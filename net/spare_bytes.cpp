@@ -1,0 +1,45 @@
+// Byte blocks kept for reuse (spare_bytes.hpp).
+#include "spare_bytes.hpp"
+
+#include <algorithm>
+
+namespace rig::net {
+
+std::vector<uint8_t> SpareBytes::take(size_t size) {
+  if (size >= kLeast) {
+    std::lock_guard lock(mutex_);
+    auto fits = std::find_if(spares_.begin(), spares_.end(), [&](const auto &b) { return b.capacity() >= size; });
+    if (fits != spares_.end()) {
+      std::vector<uint8_t> block = std::move(*fits);
+      spares_.erase(fits);
+      bytes_ -= block.capacity();
+      block.clear();
+      return block;
+    }
+  }
+  std::vector<uint8_t> block;
+  block.reserve(size);
+  return block;
+}
+
+void SpareBytes::give(std::vector<uint8_t> block) noexcept {
+  const size_t capacity = block.capacity();
+  if (capacity < kLeast || capacity > most_bytes_ || most_blocks_ == 0) return;
+  std::lock_guard lock(mutex_);
+  // Room by letting the smallest go, where each is smaller than block.
+  while (!spares_.empty() && (spares_.size() >= most_blocks_ || bytes_ + capacity > most_bytes_)) {
+    if (spares_.front().capacity() >= capacity) return;
+    bytes_ -= spares_.front().capacity();
+    spares_.erase(spares_.begin());
+  }
+  auto at = std::find_if(spares_.begin(), spares_.end(), [&](const auto &b) { return b.capacity() >= capacity; });
+  bytes_ += capacity;
+  spares_.insert(at, std::move(block));
+}
+
+size_t SpareBytes::blocks() const {
+  std::lock_guard lock(mutex_);
+  return spares_.size();
+}
+
+}  // namespace rig::net
