@@ -219,10 +219,10 @@ int client_round(void *arg) {
 // ucx_perftest's figures between the hosts, this round.
 Raw measure_raw(two_hosts *h, const char *program) {
   char text[16384];
-  perftest_run latency = {program, "ucp_am_lat", 8, kTrips, kWarmup};
+  perftest_run latency = {program, "ucp_am_lat", 8, kTrips, kWarmup, nullptr};
   if (perftest_between(h, &latency, text, sizeof text) != 0) fail(std::string("ucx_perftest ucp_am_lat: ") + text);
   double half = perftest_latency(text);
-  perftest_run put = {program, "ucp_put_bw", static_cast<long>(kPutBytes), kPuts, 16};
+  perftest_run put = {program, "ucp_put_bw", static_cast<long>(kPutBytes), kPuts, 16, nullptr};
   if (perftest_between(h, &put, text, sizeof text) != 0) fail(std::string("ucx_perftest ucp_put_bw: ") + text);
   Raw raw{2 * half, perftest_bandwidth(text)};
   if (half <= 0 || raw.put_mbs <= 0) fail(std::string("ucx_perftest reported no figure: ") + text);

@@ -32,6 +32,11 @@ void perftest_command(struct perftest_command *c, const struct two_hosts *h, enu
     snprintf(c->warmup, sizeof c->warmup, "%ld", run->warmup);
     char *options[] = {"-t", c->test, "-s", c->bytes, "-n", c->iterations, "-w", c->warmup};
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) c->argv[n++] = options[i];
+    if (run->wait) {
+      snprintf(c->wait, sizeof c->wait, "%s", run->wait);
+      c->argv[n++] = "-E";
+      c->argv[n++] = c->wait;
+    }
   }
   snprintf(c->transports, sizeof c->transports, "UCX_TLS=tcp");
   snprintf(c->devices, sizeof c->devices, "UCX_NET_DEVICES=%s", two_hosts_device(h, side));

@@ -25,6 +25,9 @@ struct perftest_run {
   long message_bytes;  /* -s */
   long iterations;     /* -n */
   long warmup;         /* -w */
+  const char *wait;    /* -E: "sleep" (wait for each completion asleep,
+                          as rig's link does), or NULL: ucx_perftest's
+                          own, which polls */
 };
 
 /* argv and envp for two_hosts_spawn (or execve), which point into the
@@ -32,7 +35,7 @@ struct perftest_run {
 struct perftest_command {
   char *argv[16];
   char *envp[4];
-  char program[256], test[32], server[16], port[8], bytes[24], iterations[24], warmup[24];
+  char program[256], test[32], server[16], port[8], bytes[24], iterations[24], warmup[24], wait[8];
   char transports[16], devices[48];
 };
 

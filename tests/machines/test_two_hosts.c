@@ -500,7 +500,7 @@ Test(two_hosts, ucx_perftest_runs_between_the_hosts) {
   char program[256];
   if (!perftest_find(program, sizeof program)) cr_skip_test("no ucx_perftest (Debian's ucx-utils) in /usr/bin or PATH");
   hosts_up();
-  struct perftest_run run = {program, "ucp_am_bw", 65536, 500, 50};
+  struct perftest_run run = {program, "ucp_am_bw", 65536, 500, 50, NULL};
   char text[16384];
   cr_assert_eq(perftest_between(hosts, &run, text, sizeof text), 0, "ucx_perftest %s between the hosts: %s",
                run.test, text);
