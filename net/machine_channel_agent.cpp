@@ -3,6 +3,8 @@
 #include "auth_messages.hpp"
 #include "wire_words.hpp"
 
+#include <algorithm>
+
 namespace rig::net::channel {
 
 void Router::add(const UcxEndpoint *endpoint, const std::shared_ptr<AgentSide> &side) {
@@ -147,9 +149,10 @@ std::span<std::byte> AgentSide::place(uint16_t id, std::span<const std::byte> he
     fail_here(wire::words(what, " of ", wire::count_of(total, "bytes"), " after ", queued_bytes_,
                           " queued, past the connection's bound of ", queue_max_));
   const auto *first = reinterpret_cast<const uint8_t *>(header.data());
+  // The data's bytes are all written as it lands: a spare's old ones need
+  // no clearing.
   landing_ = spares_.take(total);
-  landing_.assign(first, first + head);
-  landing_.resize(total);
+  std::copy(first, first + head, landing_.begin());
   queued_bytes_ += total;
   return std::as_writable_bytes(std::span(landing_)).subspan(head);
 }

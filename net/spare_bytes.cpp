@@ -13,13 +13,11 @@ std::vector<uint8_t> SpareBytes::take(size_t size) {
       std::vector<uint8_t> block = std::move(*fits);
       spares_.erase(fits);
       bytes_ -= block.capacity();
-      block.clear();
+      block.resize(size);  // within its capacity: no allocation
       return block;
     }
   }
-  std::vector<uint8_t> block;
-  block.reserve(size);
-  return block;
+  return std::vector<uint8_t>(size);
 }
 
 void SpareBytes::give(std::vector<uint8_t> block) noexcept {

@@ -1,8 +1,8 @@
 // Large byte blocks kept for reuse rather than mapped anew: a fresh block
 // of 64 MiB faults in 16,384 pages, each cleared by the kernel (34 ms on a
 // 2-core machine, as long as the link takes to carry the block), where a
-// spare one is written at memory's speed.  The agent lands its clients'
-// messages in them and stages their GETs in them.
+// spare one is ready at once.  The agent lands its clients' messages in
+// them.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +22,10 @@ class SpareBytes {
     spares_.reserve(most_blocks);  // give never allocates
   }
 
-  // An empty block with room for size bytes: the smallest spare that has
-  // it (from kLeast bytes on), or a new one.  Throws std::bad_alloc as a vector's reserve does.
+  // A block of size bytes: the smallest spare that has room for them (from
+  // kLeast bytes on), its bytes as they were but for those past its former
+  // size (0), or a new one of zeros.  Throws std::bad_alloc as a vector's
+  // resize does.
   std::vector<uint8_t> take(size_t size);
   // Keeps block (its bytes do not matter) for a later take, where it is
   // large enough and there is room; the smallest spares go first.  Any

@@ -1,5 +1,6 @@
 // Byte blocks kept for reuse (net/spare_bytes.hpp): a block given back is
-// the one a later take of a size it holds gets, the smallest that fits;
+// the one a later take of a size it holds gets, at that size (zeros past
+// its former one), the smallest that fits;
 // blocks under kLeast, past the byte bound or past the count are not kept
 // (the smallest spare goes first); a take under kLeast makes its own.
 #include <criterion/criterion.h>
@@ -19,7 +20,7 @@ std::vector<uint8_t> block_of(size_t bytes) {
 
 }  // namespace
 
-Test(spare_bytes, a_block_given_back_is_taken_again_empty_with_its_room) {
+Test(spare_bytes, a_block_given_back_is_taken_again_at_the_size_asked) {
   SpareBytes spares(2, 64 * kMiB);
   std::vector<uint8_t> block = block_of(4 * kMiB);
   const uint8_t *where = block.data();
@@ -27,7 +28,12 @@ Test(spare_bytes, a_block_given_back_is_taken_again_empty_with_its_room) {
   cr_assert_eq(spares.blocks(), 1);
   std::vector<uint8_t> again = spares.take(3 * kMiB);
   cr_expect_eq(again.data(), where, "a new block, not the spare");
-  cr_expect(again.empty() && again.capacity() >= 4 * kMiB);
+  cr_expect(again.size() == 3 * kMiB && again.capacity() >= 4 * kMiB);
+  // Past its former size, zeros.
+  spares.give(std::move(again));
+  std::vector<uint8_t> grown = spares.take(4 * kMiB);
+  cr_expect_eq(grown.data(), where);
+  cr_expect(grown[3 * kMiB - 1] == 7 && grown[3 * kMiB] == 0 && grown.back() == 0);
   cr_expect_eq(spares.blocks(), 0);
 }
 
