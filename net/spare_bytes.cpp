@@ -12,7 +12,6 @@ std::vector<uint8_t> SpareBytes::take(size_t size) {
     if (fits != spares_.end()) {
       std::vector<uint8_t> block = std::move(*fits);
       spares_.erase(fits);
-      bytes_ -= block.capacity();
       block.resize(size);  // within its capacity: no allocation
       return block;
     }
@@ -24,14 +23,17 @@ void SpareBytes::give(std::vector<uint8_t> block) noexcept {
   const size_t capacity = block.capacity();
   if (capacity < kLeast || capacity > most_bytes_ || most_blocks_ == 0) return;
   std::lock_guard lock(mutex_);
+  auto held = [&] {
+    uint64_t bytes = 0;
+    for (const auto &b : spares_) bytes += b.capacity();
+    return bytes;
+  };
   // Room by letting the smallest go, where each is smaller than block.
-  while (!spares_.empty() && (spares_.size() >= most_blocks_ || bytes_ + capacity > most_bytes_)) {
+  while (!spares_.empty() && (spares_.size() >= most_blocks_ || held() + capacity > most_bytes_)) {
     if (spares_.front().capacity() >= capacity) return;
-    bytes_ -= spares_.front().capacity();
     spares_.erase(spares_.begin());
   }
   auto at = std::find_if(spares_.begin(), spares_.end(), [&](const auto &b) { return b.capacity() >= capacity; });
-  bytes_ += capacity;
   spares_.insert(at, std::move(block));
 }
 

@@ -40,7 +40,6 @@ class SpareBytes {
   const uint64_t most_bytes_;
   mutable std::mutex mutex_;
   std::vector<std::vector<uint8_t>> spares_;  // by capacity, smallest first
-  uint64_t bytes_ = 0;                        // their capacities
 };
 
 }  // namespace rig::net
