@@ -37,16 +37,33 @@ PagePopulator::PagePopulator(void *dst, int64_t n, bool huge) {
   // Before the first read: the reads fault pages from the moment they are
   // issued, and a page faulted small stays small.
   if (huge && none_resident(start, end)) madvise(reinterpret_cast<void *>(start), end - start, MADV_HUGEPAGE);
+  populated_.store(start, std::memory_order_relaxed);
   try {
     thread_ = std::thread([this, start, end] { run(start, end); });
   } catch (const std::system_error &) {
     // No thread: the read faults its pages itself.
+    populated_.store(UINTPTR_MAX, std::memory_order_relaxed);
   }
 }
 
 PagePopulator::~PagePopulator() {
   stop_.store(true, std::memory_order_relaxed);
   if (thread_.joinable()) thread_.join();
+}
+
+bool PagePopulator::ready(const void *end) const noexcept {
+  return populated_.load(std::memory_order_acquire) >= reinterpret_cast<uintptr_t>(end);
+}
+
+void PagePopulator::wait_until(const void *end) const noexcept {
+  for (uintptr_t at = populated_.load(std::memory_order_acquire); at < reinterpret_cast<uintptr_t>(end);
+       at = populated_.load(std::memory_order_acquire))
+    populated_.wait(at, std::memory_order_acquire);
+}
+
+void PagePopulator::pass(uintptr_t to) noexcept {
+  populated_.store(to, std::memory_order_release);
+  populated_.notify_all();
 }
 
 void PagePopulator::run(uintptr_t start, uintptr_t end) {
@@ -57,14 +74,17 @@ void PagePopulator::run(uintptr_t start, uintptr_t end) {
     const uintptr_t len = next - at;
     auto *window = reinterpret_cast<void *>(at);
     at = next;
-    if (mincore(window, len, resident.data()) != 0) return;  // not memory it can populate
+    // Not memory it can populate, or refused (an older kernel, memory of a
+    // device's mapping): the read faults the rest itself.
+    if (mincore(window, len, resident.data()) != 0) break;
     const auto pages = static_cast<std::ptrdiff_t>(len / page);
     auto is_resident = [](unsigned char r) { return (r & 1) != 0; };
-    if (std::all_of(resident.begin(), resident.begin() + pages, is_resident)) continue;
-    // Refused (an older kernel, memory of a device's mapping): the read
-    // faults the rest itself.
-    if (madvise(window, len, MADV_POPULATE_WRITE) != 0) return;
+    if (!std::all_of(resident.begin(), resident.begin() + pages, is_resident) &&
+        madvise(window, len, MADV_POPULATE_WRITE) != 0)
+      break;
+    pass(next);
   }
+  pass(UINTPTR_MAX);
 }
 
 }  // namespace rig::io

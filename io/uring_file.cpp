@@ -222,7 +222,8 @@ struct UringEngine::Impl {
   std::shared_ptr<DirectFile> open_direct(const FileRegion &f, const struct stat &st);
   int64_t transfer(const FileRegion &f, Direction dir, const Spans &spans,
                    const std::function<void(const void *, int64_t, int64_t)> *consume,
-                   const std::function<void(void *, int64_t, int64_t)> *produce);
+                   const std::function<void(void *, int64_t, int64_t)> *produce,
+                   const PagePopulator *ahead = nullptr);
 };
 
 namespace {
@@ -233,9 +234,11 @@ class Transfer {
   using Consume = std::function<void(const void *, int64_t, int64_t)>;
   using Produce = std::function<void(void *, int64_t, int64_t)>;
 
+  // ahead: the populator of a read's new memory, whose pages the reads
+  // stay behind (page_populator.hpp), or nullptr.
   Transfer(UringEngine::Impl &engine, Lane &lane, const FileRegion &f,
            std::shared_ptr<DirectFile> direct, Direction dir, const Spans &spans,
-           const Consume *consume, const Produce *produce)
+           const Consume *consume, const Produce *produce, const PagePopulator *ahead)
       : engine_(engine),
         options_(engine.options),
         lane_(lane),
@@ -245,6 +248,7 @@ class Transfer {
         spans_(spans),
         consume_(consume),
         produce_(produce),
+        ahead_(ahead),
         total_(spans.width * spans.count) {
     if (staged()) {
       for (size_t i = 0; i < options_.staging_buffers; ++i) free_buffers_.push_back(int(i));
@@ -372,6 +376,10 @@ class Transfer {
       if (!next_) break;
       const int room = int(options_.queue_depth) - inflight_;
       if (inflight_ > 0 && (next_->count > room || window_.size() >= 4 * options_.queue_depth)) break;
+      if (ahead_ != nullptr && !staged() && !ahead_->ready(next_->mem + next_->len)) {
+        if (inflight_ > 0) break;  // the populator moves on while those complete
+        ahead_->wait_until(next_->mem + next_->len);
+      }
       if (produce_ != nullptr && !produce(*next_)) break;
       window_.push_back(*next_);
       next_.reset();
@@ -600,6 +608,7 @@ class Transfer {
   const Spans spans_;
   const Consume *consume_;
   const Produce *produce_;
+  const PagePopulator *ahead_;
   const int64_t total_;
 
   int64_t span_index_ = 0;  // the next chunk's span, and its bytes already planned
@@ -764,14 +773,15 @@ std::shared_ptr<DirectFile> UringEngine::Impl::open_direct(const FileRegion &f, 
 
 int64_t UringEngine::Impl::transfer(const FileRegion &f, Direction dir, const Spans &spans,
                                     const std::function<void(const void *, int64_t, int64_t)> *consume,
-                                    const std::function<void(void *, int64_t, int64_t)> *produce) {
+                                    const std::function<void(void *, int64_t, int64_t)> *produce,
+                                    const PagePopulator *ahead) {
   if (dir == Direction::write && !f.writable) throw IoError(EBADF, 0, "write into a region opened for reading");
   if (spans.width == 0 || spans.count == 0) return 0;
   std::shared_ptr<DirectFile> direct = direct_file(f);
   std::unique_ptr<Lane> lane = take_lane();
   try {
     if (consume != nullptr || produce != nullptr) make_staging(*lane);
-    const int64_t n = Transfer(*this, *lane, f, std::move(direct), dir, spans, consume, produce).run();
+    const int64_t n = Transfer(*this, *lane, f, std::move(direct), dir, spans, consume, produce, ahead).run();
     return_lane(std::move(lane));
     return n;
   } catch (...) {
@@ -853,7 +863,7 @@ int64_t UringEngine::read(const FileRegion &f, int64_t file_offset, void *dst, i
                     reads_from_disk(f, f.offset + file_offset, n, impl_->options.cached_first);
   PagePopulator ahead(dst, n, huge);
   return impl_->transfer(f, Direction::read, Spans{f.offset + file_offset, 0, static_cast<char *>(dst), 0, n, 1},
-                         nullptr, nullptr);
+                         nullptr, nullptr, &ahead);
 }
 
 int64_t UringEngine::write(const FileRegion &f, int64_t file_offset, const void *src, int64_t n) {

@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -715,4 +716,38 @@ Test(io_engine, pages_populated_ahead_stay_within_the_destination) { /* COPY-04 
   cr_assert_eq(dst.resident_pages(at + size_t(n), (64 << 20) - at - size_t(n)), 0,
                "pages after the destination were touched");
   cr_assert_eq(dst.resident_pages(at, size_t(n)), size_t(n) / 4096);
+}
+
+namespace {
+
+// The voluntary context switches of this process's threads so far.
+long voluntary_switches() {
+  rusage usage{};
+  cr_assert_eq(getrusage(RUSAGE_SELF, &usage), 0);
+  return usage.ru_nvcsw;
+}
+
+}  // namespace
+
+// A read into new shared memory (a memfd's pages, as a process connected to
+// rigd makes its large host buffers) stays behind the pages populated
+// ahead of it.  Had it overtaken them, the reads and the populator would
+// fault the same pages and queue on each page's lock: a sleep per 4 KiB
+// page, thousands here.  Held behind, the read sleeps at most once per
+// window the populator moves on.
+Test(io_engine, a_read_into_new_shared_memory_stays_behind_its_populated_pages) { /* COPY-04 */
+  const int64_t n = 64 << 20;
+  TestFile f(n);  // just written: in the page cache, read at memory speed
+  const int fd = memfd_create("rig-test-shared", MFD_CLOEXEC);
+  cr_assert(fd >= 0 && ftruncate(fd, n) == 0, "memfd: %s", std::strerror(errno));
+  void *mapped = mmap(nullptr, size_t(n), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  cr_assert(mapped != MAP_FAILED, "mmap: %s", std::strerror(errno));
+  UringEngine engine;
+  const long before = voluntary_switches();
+  cr_assert_eq(engine.read(f.region(0, n), 0, mapped, n), n);
+  const long slept = voluntary_switches() - before;
+  cr_assert_eq(first_mismatch(static_cast<char *>(mapped), 0, n, f.seed()), -1);
+  cr_expect_lt(slept, 512, "%ld sleeps reading %ld pages into new shared memory", slept, long(n / 4096));
+  munmap(mapped, size_t(n));
+  close(fd);
 }
