@@ -4,6 +4,7 @@
 
 #include "rig_internal/errors.hpp"
 #include "rig_internal/options.hpp"
+#include "rig_internal/staging.hpp"
 
 #include <rig/disk.h>
 #include <rig/edge.h>
@@ -131,7 +132,8 @@ int64_t transfer(F &&f) {
 
 int64_t disk_read(void *, void *region, int64_t offset, void *dst, int64_t n) {
   auto *r = static_cast<DiskRegion *>(region);
-  return transfer([&] { return disk().engine.read(r->file(), offset, dst, n); });
+  const bool shared = rig::host_pages_shared(dst, static_cast<size_t>(n));
+  return transfer([&] { return disk().engine.read(r->file(), offset, dst, n, shared); });
 }
 
 int64_t disk_write(void *, void *region, int64_t offset, const void *src, int64_t n) {

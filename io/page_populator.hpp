@@ -6,12 +6,17 @@
 // reads run behind it (MADV_POPULATE_WRITE, Linux 5.14): on memory already
 // present it only looks (mincore) and moves on.
 //
-// The reads stay behind it (ready, wait_until): a read that overtook it
-// would fault the same pages it populates.  On shared memory (a memfd's
-// pages: a process connected to rigd, shared_host_memory.hpp) the two then
-// queue on each page's lock, a sleep and a wake per page: a warm 2 GiB
-// load into a new host buffer ran at 0.29-0.47 GB/s so, where a pread
-// loop into new malloc'd memory ran at 1.1-2.2 GB/s in the same runs.
+// Reads into shared memory (a memfd's pages: a process connected to rigd,
+// shared_host_memory.hpp) stay behind it (ready, wait_until).  A read that
+// overtook it would fault the same pages it populates, and on shared
+// memory the two then queue on each page's lock, a sleep and a wake per
+// page: a warm 2 GiB load into a new host buffer ran at 0.29-0.47 GB/s
+// so, where a pread loop into new malloc'd memory ran at 1.1-2.2 GB/s in
+// the same runs.  Reads into private memory may overtake it: their faults
+// and its own take no such lock, and where it is the slower (huge pages
+// came at 0.63 GB/s on a virtual machine whose 4 KiB pages came at 3.2 to
+// 4.2) a cold read held behind it ran at 0.55-0.92 GB/s, one that
+// overtook it at 1.35-1.95.
 //
 // Measured on a 2-core virtio machine, 1 GiB into new MEM:0 buffers, the
 // choices alternating in one process, medians of 5 to 9 (load about 6):

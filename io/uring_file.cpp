@@ -857,13 +857,13 @@ bool reads_from_disk(const FileRegion &f, int64_t pos, int64_t n, bool cached_fi
 
 }  // namespace
 
-int64_t UringEngine::read(const FileRegion &f, int64_t file_offset, void *dst, int64_t n) {
+int64_t UringEngine::read(const FileRegion &f, int64_t file_offset, void *dst, int64_t n, bool shared_dst) {
   check_range(f, file_offset, n);
   const bool huge = n >= PagePopulator::kMinBytes &&
                     reads_from_disk(f, f.offset + file_offset, n, impl_->options.cached_first);
   PagePopulator ahead(dst, n, huge);
   return impl_->transfer(f, Direction::read, Spans{f.offset + file_offset, 0, static_cast<char *>(dst), 0, n, 1},
-                         nullptr, nullptr, &ahead);
+                         nullptr, nullptr, shared_dst ? &ahead : nullptr);
 }
 
 int64_t UringEngine::write(const FileRegion &f, int64_t file_offset, const void *src, int64_t n) {

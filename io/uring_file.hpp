@@ -91,8 +91,10 @@ class UringEngine {
   UringEngine(const UringEngine &) = delete;
   UringEngine &operator=(const UringEngine &) = delete;
 
-  // Reads n bytes of f at file_offset into dst; returns n.
-  int64_t read(const FileRegion &f, int64_t file_offset, void *dst, int64_t n);
+  // Reads n bytes of f at file_offset into dst; returns n.  shared_dst:
+  // dst is shared memory (a memfd's pages), whose new pages the reads let
+  // the populator fault first (page_populator.hpp).
+  int64_t read(const FileRegion &f, int64_t file_offset, void *dst, int64_t n, bool shared_dst = false);
   // Writes n bytes from src into f at file_offset; returns n.  Throws
   // IoError EBADF if f is not writable.
   int64_t write(const FileRegion &f, int64_t file_offset, const void *src, int64_t n);

@@ -236,6 +236,16 @@ void release_idle_staging() {
   give_back(returning);
 }
 
+bool host_pages_shared(const void *host, size_t bytes) {
+  Pool &p = pool();
+  SharedPages shared;
+  {
+    std::lock_guard<std::mutex> g(p.mu);
+    shared = p.shared;
+  }
+  return shared && shared(host, bytes);
+}
+
 void share_staging(SharedPages shared) {
   Pool &p = pool();
   std::vector<Chunk> returning;

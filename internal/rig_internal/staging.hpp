@@ -47,5 +47,8 @@ using SharedPages = bool (*)(const void *host, size_t bytes);
 // later copies take fresh allocations.  A retired allocation returns to the
 // host's driver, not to its cache, where a fresh one would find its pages.
 void share_staging(SharedPages shared);
+// Whether share_staging's predicate holds for the bytes at host: false
+// before the process shares host memory.
+bool host_pages_shared(const void *host, size_t bytes);
 
 }  // namespace rig

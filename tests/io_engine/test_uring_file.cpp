@@ -13,6 +13,7 @@
  * directory), on whatever file system that is: where it refuses O_DIRECT the
  * tests assert the page-cache fallback instead of the direct path.
  */
+#include "page_populator.hpp"
 #include "uring_file.hpp"
 
 #include <criterion/criterion.h>
@@ -41,6 +42,7 @@
 
 using rig::io::FileRegion;
 using rig::io::IoError;
+using rig::io::PagePopulator;
 using rig::io::Stats;
 using rig::io::UringEngine;
 
@@ -720,22 +722,30 @@ Test(io_engine, pages_populated_ahead_stay_within_the_destination) { /* COPY-04 
 
 namespace {
 
-// The voluntary context switches of this process's threads so far.
+// The voluntary context switches of the calling thread so far.
 long voluntary_switches() {
   rusage usage{};
-  cr_assert_eq(getrusage(RUSAGE_SELF, &usage), 0);
+  cr_assert_eq(getrusage(RUSAGE_THREAD, &usage), 0);
   return usage.ru_nvcsw;
 }
 
 }  // namespace
 
 // A read into new shared memory (a memfd's pages, as a process connected to
-// rigd makes its large host buffers) stays behind the pages populated
-// ahead of it.  Had it overtaken them, the reads and the populator would
-// fault the same pages and queue on each page's lock: a sleep per 4 KiB
-// page, thousands here.  Held behind, the read sleeps at most once per
-// window the populator moves on.
+// rigd makes its large host buffers), said to be shared, stays behind the
+// pages populated ahead of it.  Had it overtaken them where it reads
+// faster than they are populated (from the page cache), the reading
+// thread and the populator would fault the same pages and queue on each
+// page's lock: 319 to 741 sleeps of the reading thread here, where held
+// behind it slept 11 to 60 times (once per window it waited for, and the
+// kernel's own), and 34 to 69 under ASan on a loaded machine.
 Test(io_engine, a_read_into_new_shared_memory_stays_behind_its_populated_pages) { /* COPY-04 */
+#if defined(__SANITIZE_ADDRESS__)
+  // The count would mean nothing: ASan's allocator maps memory on the
+  // reading thread, which then sleeps while the populator holds the address
+  // space (1400 to 2100 such sleeps beside other suites).
+  cr_skip_test("ASan's allocator sleeps on the address space the populator holds");
+#endif
   const int64_t n = 64 << 20;
   TestFile f(n);  // just written: in the page cache, read at memory speed
   const int fd = memfd_create("rig-test-shared", MFD_CLOEXEC);
@@ -744,10 +754,32 @@ Test(io_engine, a_read_into_new_shared_memory_stays_behind_its_populated_pages) 
   cr_assert(mapped != MAP_FAILED, "mmap: %s", std::strerror(errno));
   UringEngine engine;
   const long before = voluntary_switches();
-  cr_assert_eq(engine.read(f.region(0, n), 0, mapped, n), n);
+  cr_assert_eq(engine.read(f.region(0, n), 0, mapped, n, true), n);
   const long slept = voluntary_switches() - before;
   cr_assert_eq(first_mismatch(static_cast<char *>(mapped), 0, n, f.seed()), -1);
-  cr_expect_lt(slept, 512, "%ld sleeps reading %ld pages into new shared memory", slept, long(n / 4096));
+  cr_expect_lt(slept, 160, "%ld sleeps reading %ld pages into new shared memory", slept, long(n / 4096));
   munmap(mapped, size_t(n));
   close(fd);
+}
+
+// The pages below the populator's mark are there: a read that waits for
+// the mark writes into populated pages only.  The mark ends past the
+// range once the populator is done.
+Test(io_engine, pages_below_the_populated_mark_are_resident) { /* COPY-04 */
+  const size_t n = 64 << 20;
+  NewMemory dst(n);
+  {
+    PagePopulator ahead(dst.bytes, int64_t(n), false);
+    const size_t half = n / 2;
+    ahead.wait_until(dst.bytes + half);
+    cr_assert(ahead.ready(dst.bytes + half));
+    cr_assert_eq(dst.resident_pages(0, half), half / 4096, "pages below the mark are missing");
+    ahead.wait_until(dst.bytes + n);
+    cr_assert_eq(dst.resident_pages(0, n), n / 4096);
+  }
+  // Under its least size it populates nothing and holds no read back.
+  NewMemory small(4 << 20);
+  PagePopulator none(small.bytes, 4 << 20, false);
+  cr_assert(none.ready(small.bytes + (4 << 20)));
+  cr_assert_eq(small.resident_pages(0, 4 << 20), 0);
 }
