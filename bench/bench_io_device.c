@@ -50,15 +50,16 @@
  * where in-process a populating thread faults them beside the disk's
  * reads.
  *
- * On a virtual machine that reports its free pages to the host (free page
- * reporting, as Firecracker's guests do), the readers into new memory
+ * On a virtual machine whose guest reports its free pages to the host
+ * (virtio-balloon's free page reporting), the readers into new memory
  * measure the host as much as rig: memory freed in large blocks goes back
- * to the host, which backs it again page by page when it is next touched.
- * There, at 2 GiB, the same reader moved between 0.3 and 2.9 GB/s by its
- * place in the run (new_host_warm, first of the new readers, 0.29-0.63;
- * new_mem_warm, which reuses new_host's pages, 1.07-2.88), and huge pages
- * came at 0.63 GB/s against 3.2-4.2 for 4 KiB ones.  Compare the new
- * readers there across runs, not within one.
+ * to the host, which backs it again page by page when it is next touched,
+ * so a reader's figure depends on what the run freed just before it.
+ * There, at 2 GiB, new_host_warm (the first new reader) ran at 0.29-0.63
+ * GB/s and new_mem_warm (which reuses new_host's pages) at 1.07-2.88 in
+ * the same runs, and huge pages came at 0.63 GB/s against 3.2-4.2 for
+ * 4 KiB ones.  There, judge a change to new memory by several runs and by
+ * its context switches and faults (perf stat), not by one run's ratio.
  *
  * Usage: bench_io_device [--file PATH] [--size N[K|M|G]] [--runs N] [--keep]
  * The file (default /var/tmp/rig-bench-io.bin, 2G, a multiple of 64 MiB)
