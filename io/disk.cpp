@@ -1,5 +1,6 @@
 // The disk library: files as io device memory (include/rig/disk.h), its
 // reads and writes run by the io_uring engine of uring_file.hpp.
+#include "page_populator.hpp"
 #include "uring_file.hpp"
 
 #include "rig_internal/errors.hpp"
@@ -132,7 +133,8 @@ int64_t transfer(F &&f) {
 
 int64_t disk_read(void *, void *region, int64_t offset, void *dst, int64_t n) {
   auto *r = static_cast<DiskRegion *>(region);
-  const bool shared = rig::host_pages_shared(dst, static_cast<size_t>(n));
+  // Only reads the engine populates ahead of (page_populator.hpp) ask.
+  const bool shared = n >= rig::io::PagePopulator::kMinBytes && rig::host_pages_shared(dst, static_cast<size_t>(n));
   return transfer([&] { return disk().engine.read(r->file(), offset, dst, n, shared); });
 }
 

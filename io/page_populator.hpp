@@ -10,13 +10,14 @@
 // shared_host_memory.hpp) stay behind it (ready, wait_until).  A read that
 // overtook it would fault the same pages it populates, and on shared
 // memory the two then queue on each page's lock, a sleep and a wake per
-// page: a warm 2 GiB load into a new host buffer ran at 0.29-0.47 GB/s
-// so, where a pread loop into new malloc'd memory ran at 1.1-2.2 GB/s in
-// the same runs.  Reads into private memory may overtake it: their faults
-// and its own take no such lock, and where it is the slower (huge pages
-// came at 0.63 GB/s on a virtual machine whose 4 KiB pages came at 3.2 to
-// 4.2) a cold read held behind it ran at 0.55-0.92 GB/s, one that
-// overtook it at 1.35-1.95.
+// page: reading 64 MiB from the page cache, the reading thread slept 319
+// to 741 times so and 11 to 60 times held behind, and a 2 GiB run of
+// bench_io_device made 221,553 context switches so and 7,795 held behind.
+// Reads into private memory may overtake it: their faults and its own
+// take no such lock, and where it is the slower (huge pages populated at
+// 0.15-0.20x the rate of 4 KiB ones on a virtual machine, same runs) a
+// cold 2 GiB load held behind it ran at 0.28-0.56x one that overtook it
+// (three runs, the two builds alternating).
 //
 // Measured on a 2-core virtio machine, 1 GiB into new MEM:0 buffers, the
 // choices alternating in one process, medians of 5 to 9 (load about 6):
