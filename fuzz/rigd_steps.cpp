@@ -15,7 +15,7 @@ namespace rigd_fuzz {
 
 Client::Client(rigd::Exports &exports, uint64_t number) : exports_(exports), number_(number) {
   counters_.emplace(number_, getpid(), getuid(), "fuzz", served().size());
-  completions_.emplace(words_, &sleepers_, served(), *counters_, "client " + std::to_string(number_));
+  completions_.emplace(words_, proxy_limit, &sleepers_, served(), *counters_, "client " + std::to_string(number_));
   requests_.emplace(served(), exports_, number_, getuid(), objects_, *completions_, arena_, proxy_limit, policy_,
                     *counters_);
 }

@@ -20,14 +20,16 @@ constexpr unsigned spins_before_sleep = 1024;
 
 }  // namespace
 
-Completions::Completions(std::byte *words, const uint32_t *sleepers, const ServedDevices &served,
-                         ClientCounters &counters, std::string who, CompletionHooks hooks)
+Completions::Completions(std::byte *words, uint32_t word_count, const uint32_t *sleepers,
+                         const ServedDevices &served, ClientCounters &counters, std::string who,
+                         CompletionHooks hooks)
     : words_(words),
       sleepers_(sleepers),
       served_(served),
       counters_(counters),
       who_(std::move(who)),
       hooks_(std::move(hooks)),
+      lost_(word_count),
       lanes_(served.size()) {}
 
 Completions::~Completions() {
@@ -86,7 +88,7 @@ Completions::Shown Completions::shown(const std::vector<rig_proxy_wait> &after) 
     rig_proxy_word *other = word(w.proxy);
     // A value the word showed before it was lost was done.
     if (std::atomic_ref<uint64_t>(other->value).load(std::memory_order_acquire) >= w.value) continue;
-    if (std::atomic_ref<uint32_t>(other->lost).load(std::memory_order_acquire) != 0) return Shown::lost;
+    if (lost_[w.proxy].load(std::memory_order_acquire)) return Shown::lost;
     return Shown::not_yet;
   }
   return Shown::yes;
@@ -98,8 +100,8 @@ void Completions::raise(uint32_t proxy, size_t device, uint64_t value, const cha
     return;
   }
   served_.publish_progress(device);
+  if (lost_[proxy].load(std::memory_order_relaxed)) return;
   rig_proxy_word *w = word(proxy);
-  if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) != 0) return;
   // The hook first: a value that waits for this one is raised, and heard,
   // only once the word shows it, so that a remote client hears the two in
   // their order.
@@ -112,10 +114,11 @@ void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {
   {
     // The first failure's why stays: the client reads it once it sees lost.
     std::lock_guard g(lost_mu_);
-    if (std::atomic_ref<uint32_t>(w->lost).load(std::memory_order_relaxed) != 0) return;
+    if (lost_[proxy].load(std::memory_order_relaxed)) return;
     log_line(LogLevel::warning, who_ + " lost proxy " + std::to_string(proxy) + ": " + why);
     std::snprintf(w->why, sizeof w->why, "%s", why.c_str());
     std::atomic_ref<uint32_t>(w->lost).store(1, std::memory_order_seq_cst);
+    lost_[proxy].store(true, std::memory_order_release);
     counters_.faults.add(1);
     counters_.uses[device].faults.add(1);
     counters_.lost(why);

@@ -148,8 +148,8 @@ std::string RemoteSession::serve_job() {
         }
       },
       [this](uint32_t, const std::string &why) { fail_job(why); }};
-  Completions completions(reinterpret_cast<std::byte *>(words.data()), &sleepers, served_, counters_, who_,
-                          std::move(hooks));
+  Completions completions(reinterpret_cast<std::byte *>(words.data()), static_cast<uint32_t>(served_.size()),
+                          &sleepers, served_, counters_, who_, std::move(hooks));
   Requests requests(served_, exports_, client_, remote_user, objects, completions, {nullptr, 0},
                     static_cast<uint32_t>(served_.size()), *policy_, counters_);
   requests.set_trust_domain(key_domain(connection_->key_id()));

@@ -227,8 +227,8 @@ void Session::serve_client(const rig::proxy::RingSegment &rings, const Segment &
   // Declared first: what the client holds is counted out last.
   Account account(users_, user_, counters_.held);
   ClientObjects objects(account, &counters_);
-  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, rings.word_sleepers(), served_, counters_,
-                          who_);
+  Completions completions(completion.base() + RIG_PROXY_CACHE_LINE, proxy_words, rings.word_sleepers(), served_,
+                          counters_, who_);
   Requests requests(served_, exports_, client_, user_, objects, completions, rings.payload(), proxy_words,
                     *policy_, counters_);
   std::atomic<bool> stopping{false};
