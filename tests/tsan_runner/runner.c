@@ -1,6 +1,7 @@
 /* The runner of criterion.h's tests in ThreadSanitizer builds: runs each
  * registered test, in the order of suite and name, in a child process of
- * its own (its suite's and its own .init before it, .fini after), and
+ * its own (its suite's and its own .init before it, .fini after, also
+ * after a failed cr_assert ends the test, as Criterion runs them), and
  * reports each as Criterion does.  A test passes where its process exits 0
  * (or with its .exit_code, or by its .signal), fails where a check failed,
  * it crashed or it ran past its .timeout.  The exit status is 0 where no
@@ -11,6 +12,8 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -23,6 +26,20 @@ enum { exit_failed = 1, exit_skipped = 77 };
 static struct rig_cr_test *tests;
 static struct rig_cr_suite *suites;
 static bool failed_check;  /* in a test's process: a cr_expect failed */
+/* In a test's process: where a failed cr_assert or a cr_skip on the
+ * test's thread ends the test, so that its .fini still runs (a test's
+ * rigd, say, is stopped, not left behind). */
+static sigjmp_buf end_of_test;
+static bool in_test;
+static pthread_t test_thread;
+enum { ended_failed = 1, ended_skipped = 2 };
+
+/* Ends the test as ended says: back to its runner where the test's own
+ * thread calls, else (another thread, an .init or .fini) the process. */
+__attribute__((noreturn)) static void end_test(int ended) {
+  if (in_test && pthread_equal(pthread_self(), test_thread)) siglongjmp(end_of_test, ended);
+  _exit(ended == ended_skipped ? exit_skipped : exit_failed);
+}
 
 void rig_cr_register_test(struct rig_cr_test *test) {
   test->next = tests;
@@ -43,8 +60,8 @@ void rig_cr_fail(const char *file, int line, bool fatal, const char *expression,
   fprintf(stderr, "[----] %s:%d: %s\n[----]   %s\n", file, line, fatal ? "Assertion Failed" : "Expectation Failed",
           message[0] ? message : expression);
   fflush(NULL);
-  if (fatal) _exit(exit_failed);
   failed_check = true;
+  if (fatal) end_test(ended_failed);
 }
 
 void rig_cr_skip(const char *format, ...) {
@@ -55,7 +72,7 @@ void rig_cr_skip(const char *format, ...) {
   va_end(args);
   fprintf(stderr, "[----] skipped: %s\n", message);
   fflush(NULL);
-  _exit(exit_skipped);
+  end_test(ended_skipped);
 }
 
 static const struct rig_cr_options *suite_options(const char *name) {
@@ -89,11 +106,17 @@ static int run_in_child(const struct rig_cr_test *t, const struct rig_cr_options
   if (child == 0) {
     if (suite->init) suite->init();
     if (t->options->init) t->options->init();
-    t->run();
+    test_thread = pthread_self();
+    int ended = sigsetjmp(end_of_test, 0);
+    if (ended == 0) {
+      in_test = true;
+      t->run();
+    }
+    in_test = false;
     if (t->options->fini) t->options->fini();
     if (suite->fini) suite->fini();
     fflush(NULL);
-    _exit(failed_check ? exit_failed : 0);
+    _exit(ended == ended_skipped ? exit_skipped : failed_check ? exit_failed : 0);
   }
   double until = seconds_now() + timeout;
   for (;;) {
