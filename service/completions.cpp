@@ -4,6 +4,7 @@
 #include "log.hpp"
 #include "ring.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -134,8 +135,11 @@ void Completions::pending(uint32_t proxy, uint64_t value, std::vector<rig_point_
   std::lock_guard g(mu_);
   for (const auto &lane : lanes_) {
     if (!lane) continue;
-    for (const Value &v : lane->values)
-      if (v.proxy == proxy && v.value <= value) points.insert(points.end(), v.points.begin(), v.points.end());
+    // The latest such value alone, found from the lane's back: its points
+    // say its earlier values' too (pending's header).
+    auto latest = std::find_if(lane->values.rbegin(), lane->values.rend(),
+                               [&](const Value &v) { return v.proxy == proxy && v.value <= value; });
+    if (latest != lane->values.rend()) points.insert(points.end(), latest->points.begin(), latest->points.end());
   }
 }
 

@@ -77,9 +77,14 @@ class Completions {
   // failed there.
   void fail(uint32_t proxy, size_t device, const std::string &why);
 
-  // Appends to points those of proxy's values up to value that are not
-  // done yet.  Called by the thread that calls expect, as expect is the
-  // only one that queues values.
+  // Appends to points those of proxy's latest value up to value that is
+  // not done yet, which say every earlier one's: a value's points, as
+  // expect is given them, include those of the values it follows (its
+  // proxy's earlier ones and those it waits for, found here), and a lane
+  // raises its values in order.  Looks at the lanes' latest values first,
+  // so that a proxy that hands over faster than its device completes costs
+  // no more per hand-over as its values queue up.  Called by the thread
+  // that calls expect, as expect is the only one that queues values.
   void pending(uint32_t proxy, uint64_t value, std::vector<rig_point_t> &points) const;
 
  private:
