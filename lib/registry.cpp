@@ -196,6 +196,11 @@ rig_device_t *device_of_value(uint16_t slot, uint64_t value, uint64_t *retired_l
 
 bool slot_taken_after(const rig_device_t *d) {
   Registry &r = registry();
+  // Nearly always d is its slot's latest, which needs no lock (Slot::latest:
+  // an open publishes its device there once the device is its slot's last
+  // era); a record that retired, or whose slot another device took, is
+  // looked up under the lock.
+  if (r.slots[d->slot].latest.load(std::memory_order_acquire) == d) return false;
   std::lock_guard<std::mutex> g(r.mu);
   return r.slots[d->slot].eras.back().device != d;
 }

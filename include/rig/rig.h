@@ -290,7 +290,9 @@ typedef struct rig_point {
 #define RIG_POINT_VALUE_MAX ((UINT64_C(1) << 47) - 1)
 
 /* The device the point names, until a later device takes its slot or its
- * retired record is released (Handles): NULL from then on.  Takes no lock. */
+ * retired record is released (Handles): NULL from then on.  Takes no lock
+ * for a point of its slot's latest device (the one open there, or the last
+ * to leave it), and rig's registry lock for any other. */
 rig_device_t *rig_point_device(rig_point_t p);
 /* The point's value.  Takes no lock. */
 uint64_t rig_point_value(rig_point_t p);
