@@ -8,7 +8,7 @@
  * (a proxy's values start after its word's: the first hand-over is value
  * 1), PROXY-39 (a hand-over's work follows the proxy's earlier values and
  * the values it waits for), PROXY-80/PROXY-83 (the word holds the last
- * value done and never decreases), PROXY-69 (map_peer of memory maps the
+ * value done and never decreases; a lost word moves no more), PROXY-69 (map_peer of memory maps the
  * object on the proxy's device as a new object, or answers none where the
  * device cannot).  Also the design's trust rules
  * (DESIGN.md "The per-host service"): a hand-over out of order, naming a
@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -114,6 +115,32 @@ Test(rigd_requests, bad_hand_overs_answer_einval_and_lose_their_proxy, .timeout 
   cr_assert(client.request(free_a).status == rig_ok);
   cr_assert(client.hand_over(sim, 2, {}, {copy(host, 0, a.value, 0, 16)}).status == rig_einval,
             "a freed handle names nothing");
+}
+
+/* protocol.h and PROXY-83: once rigd marks a proxy's word lost, the word
+ * moves no more, even where a value handed over before the loss finishes
+ * later: its completion does not raise the word (rigd keeps each word's
+ * lost in its own memory and reads that, not the client's line). */
+Test(rigd_requests, a_value_done_after_its_proxy_was_lost_raises_no_word, .timeout = 60) {
+  // rigd inherits the knob: each sim part takes 300 ms.
+  setenv("RIG_SIM", "latency_us=300000", 1);
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  unsetenv("RIG_SIM");
+  Client client(rigd.socket);
+  auto sim = static_cast<uint32_t>(client.open(0));
+  rig_proxy_completion a = client.alloc(sim, 4096);
+  cr_assert(a.status == rig_ok);
+  const rig_proxy_part fill = {RIG_PROXY_PART_FILL, 7, {0}, 0, a.value, 0, 4096, 1, 0, 4096};
+  cr_assert(client.hand_over(sim, 1, {}, {fill}).status == rig_ok, "value 1 runs on the slow sim");
+  const rig_proxy_part bad = {RIG_PROXY_PART_FILL, 7, {0}, 0, 999, 0, 16, 1, 0, 16};
+  cr_assert(client.hand_over(sim, 2, {}, {bad}).status == rig_einval, "value 2 names no handle: the proxy is lost");
+  const rig_proxy_word *w = client.word(sim);
+  auto value = [&] { return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(w->value)).load(); };
+  cr_assert(std::atomic_ref<uint32_t>(const_cast<uint32_t &>(w->lost)).load() != 0);
+  cr_assert(value() == 0, "value 1 was still running as the proxy was lost");
+  // Value 1's fill ends within its 300 ms; a raise would show by then.
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  cr_assert(value() == 0, "the lost word moved to %llu when value 1 finished", (unsigned long long)value());
 }
 
 /* A FILL entry (protocol.h) is a hand-over of one fill carried in the
