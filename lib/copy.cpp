@@ -2,18 +2,16 @@
 // through staging memory; fills; blits from and to the caller's bytes.
 #include "buffer.hpp"
 #include "copy.hpp"
+#include "file_staging.hpp"
 #include "probes.hpp"
 #include "registry.hpp"
 #include "rig_internal/staging.hpp"
 #include "work.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
 #include <functional>
 #include <optional>
-#include <thread>
 
 using namespace rig;
 
@@ -161,15 +159,21 @@ struct Copy {
     return out;
   }
 
+  // x copies piece's bytes, which the host laid out packed in lease's
+  // allocation, into d: the work's value.
+  uint64_t copy_from_staging(rig_device_t *x, rig_edge_location_t d, const StagingLease &lease, const rig_box_t &piece) {
+    auto staged = staging_location(lease.alloc, x);
+    if (!staged) throw_invalid(x->name + " cannot map staging memory");
+    rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
+    return submit_work(x, {copy_part(x, *staged, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+  }
+
   // The host fills lease's bytes with piece (fill(piece, bytes) lays the
   // piece's rows out packed), and x copies them into d: the work's value.
   uint64_t fill_and_copy(rig_device_t *x, rig_edge_location_t d, const StagingLease &lease, const rig_box_t &piece,
                          const std::function<void(const rig_box_t &, char *)> &fill) {
     fill(piece, static_cast<char *>(lease.alloc->host) + lease.offset);
-    auto staged = staging_location(lease.alloc, x);
-    if (!staged) throw_invalid(x->name + " cannot map staging memory");
-    rig_box_t moved{lease.offset, piece.dst_offset, piece.width, piece.rows, piece.width, piece.dst_pitch};
-    return submit_work(x, {copy_part(x, *staged, d, moved)}, {{lease.alloc, false}, {dst->alloc, true}}, waits, nwaits);
+    return copy_from_staging(x, d, lease, piece);
   }
 
   // The host fills staging with each piece, and x copies it into d.  The
@@ -228,50 +232,25 @@ struct Copy {
     if (previous) take_previous();
   }
 
-  // A file's bytes into x's memory through staging: as host_filled, but the
-  // io device's reads of one piece overlap those of the next, so that the
-  // disk always has two pieces' reads in flight where one piece's would
-  // drain at its end.  Two readers take the pieces in turn, each filling
-  // one staging allocation and waiting, before it fills it again, for the
-  // work that last read it (COPY-19, COPY-25).  A single row only: its
-  // pieces write disjoint bytes, in whatever order their work runs.
+  // A file's bytes into x's memory through staging: as host_filled, but
+  // the io device's reads run on several threads, a part at a time, and x
+  // copies each part as soon as it is read (file_staging.hpp), so that the
+  // disk's queue stays full while x copies.  A single row only: its parts
+  // write disjoint bytes, in whatever order their work runs.
   rig_point_t file_filled(rig_device_t *x, rig_edge_location_t d,
                           const std::function<void(const rig_box_t &, char *)> &fill) {
-    std::vector<rig_box_t> all = pieces();
-    if (all.size() < 2 || boxes.size() != 1 || boxes[0].rows != 1) return host_filled(x, d, fill);
-    std::atomic<bool> failed{false};
-    auto read_every_other = [&](size_t first, uint64_t *last) {
-      HeldStaging held;
-      for (size_t k = first; k < all.size() && !failed.load(std::memory_order_relaxed); k += 2) {
-        const rig_box_t &piece = all[k];
-        if (held.empty())
-          held.push_back(take_host_written(box_bytes(piece), numa_node_of(x)));
-        else
-          held[0] = refill_from_start(held[0], box_bytes(piece));
-        *last = fill_and_copy(x, d, held[0], piece, fill);
-      }
+    if (boxes.size() != 1 || boxes[0].rows != 1 || boxes[0].width <= kFilePartBytes) return host_filled(x, d, fill);
+    const rig_box_t box = boxes[0];
+    auto part = [&](int64_t offset, int64_t bytes) {
+      return rig_box_t{box.src_offset + offset, box.dst_offset + offset, bytes, 1, box.src_pitch, box.dst_pitch};
     };
-    uint64_t last[2] = {0, 0};
-    std::exception_ptr other_error;
-    std::thread other([&] {
-      try {
-        read_every_other(1, &last[1]);
-      } catch (...) {
-        other_error = std::current_exception();
-        failed.store(true, std::memory_order_relaxed);
-      }
-    });
-    try {
-      read_every_other(0, &last[0]);
-    } catch (...) {
-      failed.store(true, std::memory_order_relaxed);
-      other.join();
-      throw;
-    }
-    other.join();
-    if (other_error) std::rethrow_exception(other_error);
-    // x's timeline runs in order: the later value covers both readers' work.
-    return rig_point_make(x, std::max(last[0], last[1]));
+    const uint64_t v = read_through_staging(
+        box.width, numa_node_of(x),
+        [&](int64_t offset, int64_t bytes, char *into) { fill(part(offset, bytes), into); },
+        [&](const StagingLease &lease, int64_t offset, int64_t bytes) {
+          return copy_from_staging(x, d, lease, part(offset, bytes));
+        });
+    return rig_point_make(x, v);
   }
 
   // Host memory into x's memory.

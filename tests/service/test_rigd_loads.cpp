@@ -2,12 +2,13 @@
  *
  * The host does not address a proxy's memory, so a copy from a file (an io
  * device's memory) into it passes through staging (COPY-15): the io device
- * reads each 32 MiB piece into staging, which the process shares with rigd,
- * and rigd's device copies it out; two readers take the pieces in turn,
- * each holding one staging allocation and reusing it only once the work
- * that last read it is done (COPY-19, COPY-25).  Each test checks every
- * byte, on files whose length is no multiple of staging's pieces, of the io
- * engine's 1 MiB chunks or of a page, so that the last piece is short and
+ * reads the file into staging, which the process shares with rigd, 8 MiB
+ * at a time on several threads, and rigd's device copies each part out as
+ * soon as it is read; the copy holds one staging allocation, or two in
+ * turn, and reads into one again only once the work that last read it is
+ * done (COPY-19, COPY-25).  Each test checks every byte, on files whose
+ * length is no multiple of staging's allocations, of the parts, of the io
+ * engine's 1 MiB chunks or of a page, so that the last part is short and
  * the readers' turns end unevenly.
  *
  * Each test runs in a process of its own (Criterion's), connected to a
@@ -30,7 +31,8 @@
 
 namespace {
 
-constexpr int64_t kPiece = int64_t{32} << 20;
+constexpr int64_t kPiece = int64_t{32} << 20;  // a staging allocation
+constexpr int64_t kPart = int64_t{8} << 20;    // what a reader reads at a time
 
 void check(rig_status_t status, const char *what) {
   cr_assert(status == RIG_OK, "%s: %s: %s", what, rig_status_name(status), rig_last_error());
@@ -102,9 +104,11 @@ Test(rigd_loads, COPY_15_COPY_19_a_file_loads_into_MEM0_at_rigd_byte_for_byte, .
   load_and_check(d, path, 0, n, bytes, "the whole file");
   // A range that starts off any page: the reads cannot all be O_DIRECT.
   load_and_check(d, path, 4097, n - 4097 - 5, bytes, "a range from byte 4097");
-  // One piece and a byte: two readers with one piece each.
+  // One allocation and a byte: two allocations, the second one byte.
   load_and_check(d, path, 1, kPiece + 1, bytes, "a piece and a byte");
-  // Less than a piece: one reader.
+  // Less than an allocation, a part and a half: one allocation, two readers.
+  load_and_check(d, path, 3, kPart + kPart / 2, bytes, "a part and a half");
+  // Less than a part: one reader.
   load_and_check(d, path, 0, 1000, bytes, "1000 bytes");
   unlink(path.c_str());
   rig_close(d);
@@ -177,6 +181,32 @@ Test(rigd_loads, COPY_15_a_safetensors_file_loads_into_MEM0_at_rigd, .timeout = 
   for (rig_buffer_t *v : views) rig_buffer_unref(v);
   rig_buffer_unref(arena);
   rig_safetensors_close(st);
+  unlink(path.c_str());
+  rig_close(d);
+}
+
+Test(rigd_loads, COPY_15_a_file_cut_short_mid_load_fails_the_copy_and_the_next_load_runs, .timeout = 120) {
+  // The file shrinks after its region was opened: a reader finds it cut
+  // short while the others read their parts.  The copy answers RIG_EIO
+  // (no reader waits forever for another's part), and the staging it
+  // held serves the next load, which checks every byte.
+  RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
+  rig_device_t *d = connect_and_open(rigd);
+  const std::vector<uint8_t> bytes = pattern(static_cast<size_t>(3 * kPiece + 4096));
+  std::string path = write_file(rigd, "shrinks.bin", bytes);
+  const auto n = static_cast<int64_t>(bytes.size());
+  rig_buffer_t *file = nullptr, *into = nullptr;
+  check(rig_disk_open(path.c_str(), RIG_DISK_READ, 0, n, &file), "open the file");
+  cr_assert(truncate(path.c_str(), kPiece + 3 * kPart + 5) == 0, "cannot truncate %s", path.c_str());
+  check(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &into), "create on MEM:0@rigd");
+  const rig_status_t cut = rig_buffer_copy(file, into);
+  cr_assert_eq(cut, RIG_EIO, "a load past the file's end answered %s (%s)", rig_status_name(cut), rig_last_error());
+  cr_assert(std::strstr(rig_last_error(), "cut short") != nullptr, "the message says the file was cut short: %s",
+            rig_last_error());
+  rig_buffer_unref(into);
+  rig_buffer_unref(file);
+  write_file(rigd, "shrinks.bin", bytes);
+  load_and_check(d, path, 0, n, bytes, "the whole file again");
   unlink(path.c_str());
   rig_close(d);
 }
