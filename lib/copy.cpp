@@ -5,6 +5,7 @@
 #include "file_staging.hpp"
 #include "probes.hpp"
 #include "registry.hpp"
+#include "rig_internal/new_pages.hpp"
 #include "rig_internal/staging.hpp"
 #include "work.hpp"
 
@@ -107,6 +108,7 @@ rig_edge_part_t copy_part(rig_device_t *x, rig_edge_location_t src, rig_edge_loc
 }
 
 void host_copy_rows(const char *src, char *dst, const rig_box_t &b) {
+  if (b.rows == 1) populate_new_pages(dst + b.dst_offset, b.width);
   for (int64_t r = 0; r < b.rows; r++)
     std::memmove(dst + b.dst_offset + r * b.dst_pitch, src + b.src_offset + r * b.src_pitch,
                  static_cast<size_t>(b.width));
@@ -475,6 +477,7 @@ rig_point_t run_fill(rig_buffer_t *b, uint8_t c, const rig_point_t *waits, size_
     dependencies(b->alloc, true, nullptr, deps);
     wait_all(deps);
     if (b->length == 0) return host_point(host()->submitted.load());
+    populate_new_pages(host_address(b), b->length);
     std::memset(host_address(b), c, static_cast<size_t>(b->length));
     return host_point(host_value());
   }

@@ -1,6 +1,7 @@
 #include "host_memory.hpp"
 
 #include "shared_host_memory.hpp"
+#include "rig_internal/new_pages.hpp"
 
 #include <algorithm>
 
@@ -78,6 +79,7 @@ void run_part_on_host(const rig_edge_part_t &part) {
       auto *src = static_cast<const char *>(c.src.address);
       auto *dst = static_cast<char *>(c.dst.address);
       if (c.rows == 1 || (c.src_pitch == c.width && c.dst_pitch == c.width)) {
+        populate_new_pages(dst, static_cast<int64_t>(c.width * c.rows));
         std::memmove(dst, src, c.width * c.rows);
       } else {
         for (uint64_t r = 0; r < c.rows; r++) std::memmove(dst + r * c.dst_pitch, src + r * c.src_pitch, c.width);
@@ -85,6 +87,7 @@ void run_part_on_host(const rig_edge_part_t &part) {
       break;
     }
     case RIG_PART_FILL:
+      populate_new_pages(part.u.fill.dst.address, static_cast<int64_t>(part.u.fill.bytes));
       std::memset(part.u.fill.dst.address, part.u.fill.value, part.u.fill.bytes);
       break;
     case RIG_PART_WORDS:
