@@ -437,8 +437,8 @@ Test(remote_work, a_copy_into_host_memory_is_queued) {
  * soon as it is read, from those threads at once.  Every byte is checked,
  * on a length that is no multiple of a staging allocation, a part or a
  * page.  (Whether staging is refilled too early, COPY-25, the rigd_loads
- * suite shows: this driver copies a PUT's bytes into its message as it
- * takes the hand-over, so an early refill changes nothing here.) */
+ * suite shows: this driver's hand-over returns only once the link has
+ * sent a PUT's bytes, so an early refill changes nothing here.) */
 Test(remote_work, a_file_loads_into_a_device_of_the_machine_byte_for_byte) {
   const int64_t n = 2 * (INT64_C(32) << 20) + 3 * 4096 + 123;
   char path[400];
