@@ -48,10 +48,12 @@
  * reads straight into memory the host addresses).  That copy now faults
  * in a part's new pages with one call before it writes them
  * (rig_internal/new_pages.hpp), and the client's readers hand each 8 MiB
- * part over as soon as it is read (lib/file_staging.hpp): 1 GiB, warm,
- * new_rigd over new_mem rose from a median of 0.66 to 0.81 (12 pairs
- * each); cold, both loads are bound by the disk, whose rate here moved
- * between 1.2 and 2.0 GB/s from one load to the next.
+ * part over as soon as it is read (lib/file_staging.hpp).  In a loop of
+ * the two loads alternating (1 GiB, warm, 12 pairs, the builds before
+ * and after taking turns), the load through rigd over the in-process
+ * one rose from a median of 0.66 to 0.81; cold, it stayed about 0.75
+ * where the disk ran at its full rate, whose rate here moved between
+ * 1.2 and 2.0 GB/s from one load to the next.
  *
  * On a virtual machine whose guest reports its free pages to the host
  * (virtio-balloon's free page reporting), the readers into new memory

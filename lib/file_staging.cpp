@@ -13,6 +13,9 @@
 namespace rig {
 namespace {
 
+// Readers at once: their reads keep the disk's queue full while one
+// reader's read drains.
+constexpr int kFileReaders = 4;
 constexpr int64_t kPartsPerAllocation = kStagingBytes / kFilePartBytes;
 static_assert(kStagingBytes % kFilePartBytes == 0);
 
@@ -33,7 +36,7 @@ class StagedRead {
 
   ~StagedRead() {
     for (Held &a : allocations_)
-      if (a.held) release_staging(a.lease);
+      if (a.lease.alloc) release_staging(a.lease);
   }
 
   uint64_t run() {
@@ -52,8 +55,7 @@ class StagedRead {
 
  private:
   struct Held {
-    StagingLease lease;
-    bool held = false;
+    StagingLease lease;  // none (alloc null) before its first slot
     // The slot whose bytes it takes now, once ready; before its first, a
     // slot before the bytes' start, with no parts.
     int64_t slot = 0;
@@ -114,7 +116,7 @@ class StagedRead {
     a.slot = slot;
     a.ready = false;
     a.handed_over = 0;
-    const bool first = !a.held;
+    const bool first = a.lease.alloc == nullptr;
     const StagingLease before = a.lease;
     g.unlock();
     // Outside the lock: a refill waits for the work that last read it.
@@ -122,7 +124,6 @@ class StagedRead {
         first ? take_host_written(slot_bytes(slot), node_) : refill_from_start(before, slot_bytes(slot));
     g.lock();
     a.lease = lease;
-    a.held = true;
     a.ready = true;
     cv_.notify_all();
     return true;

@@ -12,9 +12,6 @@ namespace rig {
 
 // The bytes a reader reads, and the device copies, at a time.
 constexpr int64_t kFilePartBytes = int64_t{8} << 20;
-// Readers at once: their reads keep the disk's queue full while one
-// reader's read drains.
-constexpr int kFileReaders = 4;
 
 // Reads bytes [0, n) with read(offset, bytes, into), kFilePartBytes at a
 // time, into staging memory for node, and hands each part to the device

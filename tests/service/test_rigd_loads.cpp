@@ -185,11 +185,12 @@ Test(rigd_loads, COPY_15_a_safetensors_file_loads_into_MEM0_at_rigd, .timeout = 
   rig_close(d);
 }
 
-Test(rigd_loads, COPY_15_a_file_cut_short_mid_load_fails_the_copy_and_the_next_load_runs, .timeout = 120) {
+Test(rigd_loads, COPY_08_a_file_cut_short_mid_load_fails_the_copy_and_the_next_load_runs, .timeout = 120) {
   // The file shrinks after its region was opened: a reader finds it cut
-  // short while the others read their parts.  The copy answers RIG_EIO
-  // (no reader waits forever for another's part), and the staging it
-  // held serves the next load, which checks every byte.
+  // short while the others read their parts.  The copy answers what the
+  // io device's read raises, RIG_EIO (COPY-08), with no reader left
+  // waiting for another's part, and the staging it held serves the next
+  // load, which checks every byte.
   RigdProcess rigd = start_rigd({"--devices", "MEM:0"});
   rig_device_t *d = connect_and_open(rigd);
   const std::vector<uint8_t> bytes = pattern(static_cast<size_t>(3 * kPiece + 4096));
