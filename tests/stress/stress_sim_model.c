@@ -60,6 +60,8 @@ typedef struct {
   rig_point_t points[KEPT_POINTS];
   int npoints; /* points kept so far (capped at KEPT_POINTS) */
   int next_point;
+  rig_point_t *all_points; /* every point of the thread's, for the end */
+  size_t nall;
   int op; /* the operation under way, for messages */
 } worker_t;
 
@@ -67,6 +69,7 @@ typedef struct {
 static int64_t below(worker_t *w, int64_t n) { return (int64_t)(next_random(&w->rng) % (uint64_t)n); }
 
 static void keep_point(worker_t *w, rig_point_t p) {
+  w->all_points[w->nall++] = p;
   w->points[w->next_point] = p;
   w->next_point = (w->next_point + 1) % KEPT_POINTS;
   if (w->npoints < KEPT_POINTS) w->npoints++;
@@ -228,6 +231,10 @@ static void *run_worker(void *arg) {
     rig_buffer_unref(w->bufs[i].buffer);
     free(w->bufs[i].model);
   }
+  /* The work of buffers released along the way may still run: their
+   * memory is collected only once it is done (RECL-05). */
+  for (size_t i = 0; i < w->nall; i++) CHECK_OK(rig_point_wait(w->all_points[i]));
+  free(w->all_points);
   return NULL;
 }
 
@@ -256,6 +263,9 @@ int main(void) {
   for (int t = 0; t < THREADS; t++) {
     memset(&workers[t], 0, sizeof workers[t]);
     workers[t].id = t;
+    /* At most one point for each operation and each buffer made. */
+    workers[t].all_points = malloc(sizeof(rig_point_t) * (OPS + BUFFERS));
+    CHECK(workers[t].all_points != NULL, "out of memory");
     workers[t].rng = (seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(t + 1)) | 1;
     CHECK(pthread_create(&threads[t], NULL, run_worker, &workers[t]) == 0, "pthread_create");
   }
