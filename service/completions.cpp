@@ -45,6 +45,17 @@ Completions::~Completions() {
   }
 }
 
+void Completions::open_lane(size_t device) {
+  std::lock_guard g(mu_);
+  std::unique_ptr<Lane> &lane = lanes_[device];
+  if (lane) return;
+  auto made = std::make_unique<Lane>();
+  // Published only with its thread: a lane without one would hold values
+  // that no thread raises.
+  made->thread = std::thread([this, l = made.get()] { run(*l); });
+  lane = std::move(made);
+}
+
 rig_proxy_word *Completions::word(uint32_t proxy) const noexcept {
   return reinterpret_cast<rig_proxy_word *>(words_ + std::size_t{proxy} * RIG_PROXY_WORD_BYTES);
 }
@@ -57,23 +68,19 @@ void Completions::start(uint32_t proxy, uint64_t value) {
 void Completions::expect(uint32_t proxy, size_t device, uint64_t value, const std::vector<rig_point_t> &points,
                          const std::vector<rig_proxy_wait> &after, const TouchedRows &rows) {
   std::lock_guard g(mu_);
-  std::unique_ptr<Lane> &lane = lanes_[device];
+  Lane &lane = *lanes_[device];  // opened with the proxy
   // Work that is done already (a memory device's, which runs before its
   // submit returns) raises the word here, before the hand-over's answer,
   // so that the client's wait finds it raised: no thread to wake.
-  if ((!lane || lane->values.empty()) && reached(points) && shown(after) == Shown::yes) {
+  if (lane.values.empty() && reached(points) && shown(after) == Shown::yes) {
     raise(proxy, device, value, nullptr);
     for (const auto &[row, n] : rows) row->finish(n);
     return;
   }
-  if (!lane) {
-    lane = std::make_unique<Lane>();
-    lane->thread = std::thread([this, l = lane.get()] { run(*l); });
-  }
-  lane->values.push_back({proxy, device, value, points, after, rows});
-  counters_.uses[device].queued.set(lane->values.size());
+  lane.values.push_back({proxy, device, value, points, after, rows});
+  counters_.uses[device].queued.set(lane.values.size());
   queued_.fetch_add(1, std::memory_order_relaxed);
-  lane->changed.notify_all();
+  lane.changed.notify_all();
 }
 
 bool Completions::reached(const std::vector<rig_point_t> &points) {
@@ -148,13 +155,15 @@ void Completions::run(Lane &lane) {
   for (;;) {
     lane.changed.wait(lock, [&] { return ending_ || !lane.values.empty(); });
     if (lane.values.empty()) return;
+    // The front stays put while expect appends (a deque's references
+    // outlive a push_back), and only this thread pops it.
     const Value &v = lane.values.front();
-    uint32_t proxy = v.proxy;
-    size_t device = v.device;
-    uint64_t value = v.value;
-    std::vector<rig_point_t> points = v.points;
-    std::vector<rig_proxy_wait> after = v.after;
-    TouchedRows rows = v.rows;
+    const uint32_t proxy = v.proxy;
+    const size_t device = v.device;
+    const uint64_t value = v.value;
+    const std::vector<rig_point_t> &points = v.points;
+    const std::vector<rig_proxy_wait> &after = v.after;
+    const TouchedRows &rows = v.rows;
     lock.unlock();
     auto began = std::chrono::steady_clock::now();
     bool reached = true;

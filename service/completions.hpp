@@ -58,12 +58,18 @@ class Completions {
   // Sets a new proxy's word to value, the value its timeline starts after.
   void start(uint32_t proxy, uint64_t value);
 
+  // Starts the thread that waits for served device `device`'s values,
+  // where none runs yet; a proxy's open calls it, so that a system out of
+  // threads refuses the open rather than a value already running.  Throws
+  // std::system_error, and changes nothing, where no thread starts.
+  void open_lane(size_t device);
+
   // proxy's value is the work of points on served device `device`, after
   // the values `after` of other proxies of the client: once every point is
   // reached, every value handed over earlier on that device is done, and
   // the words of `after` show their values (so that the client never sees
   // a value done before one it waits for, whose device's thread may raise
-  // it a moment later), the device's thread raises the proxy's word to
+  // it a moment later), the device's thread (open_lane's) raises the proxy's word to
   // value and wakes its sleepers; where all that is so already, expect
   // raises it itself.  A point a lost device never reaches, or a lost word
   // of `after`, marks the proxy's word lost, and it moves no more.
@@ -129,7 +135,7 @@ class Completions {
   // and which a read of rigd's would fetch back (about 85 ns of a 660 ns
   // round trip on a 2-core virtual machine) before the raise's store.
   std::vector<std::atomic<bool>> lost_;
-  std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made at its first value
+  std::vector<std::unique_ptr<Lane>> lanes_;  // by served device, made by open_lane
   std::atomic<size_t> queued_{0};             // values in the lanes, for pending
   bool ending_ = false;
 };

@@ -134,6 +134,14 @@ rig_status_t Requests::open(const rig_proxy_entry &entry, rig_proxy_completion &
     return refuse_open(entry, refused);
   std::string why;
   std::shared_ptr<Instance> instance = instance_for(entry.device, config, &why);
+  if (instance) {
+    try {
+      completions_.open_lane(entry.device);
+    } catch (const std::system_error &e) {
+      instance.reset();
+      why = std::string("rigd could not start a thread for the device's values: ") + e.what();
+    }
+  }
   if (!instance) {
     objects_.account().give(Held::proxies, 1);
     return refuse_open(entry, why);
