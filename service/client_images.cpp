@@ -69,6 +69,7 @@ ClientImages::~ClientImages() {
 void ClientImages::release(Image &image) noexcept {
   rig_image_unref(image.image);
   objects_.refund(image.bytes);
+  objects_.refund(image.bytes, Held::image_bytes);  // Requests::load_image's
   count_loaded(image.served, -1, -image.bytes);
 }
 

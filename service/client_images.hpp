@@ -46,7 +46,9 @@ class ClientImages {
   // Loads bytes on instance, of the served device record describes: RIG_OK
   // and the image's id in *id, or why it does not (RIG_EIMAGE where the
   // device refuses the bytes or rigd loads no code of the device's,
-  // RIG_ENOMEM past the quota, with the bytes in *short_bytes).
+  // RIG_ENOMEM past the quota, with the bytes in *short_bytes).  The
+  // caller counted bytes.size() of Held::image_bytes before it copied them;
+  // a loaded image gives them back as it goes.
   rig_status_t load(const std::shared_ptr<Instance> &instance, const rig_proxy_device_record &record,
                     std::span<const std::byte> bytes, uint64_t *id, std::string *why, uint64_t *short_bytes);
   // rig_image_prepare of the image's function name; false for no such image.

@@ -25,8 +25,20 @@ ClientObjects::~ClientObjects() {
   for (auto &[handle, held] : held_) {
     count(held, false);
     rig_buffer_unref(held.buffer);
-    refund(held.counted, held.kind);
+    refund_entry(held.counted, held.kind);
   }
+}
+
+std::string ClientObjects::charge_entry(int64_t bytes, Held kind) {
+  if (std::string refused = charge(bytes, kind); !refused.empty()) return refused;
+  std::string refused = charge(1, Held::handles);
+  if (!refused.empty()) refund(bytes, kind);
+  return refused;
+}
+
+void ClientObjects::refund_entry(int64_t bytes, Held kind) noexcept {
+  refund(bytes, kind);
+  refund(1, Held::handles);
 }
 
 uint64_t ClientObjects::add(rig_buffer_t *buffer, int64_t counted, Holds holds, Held kind) {
@@ -74,7 +86,7 @@ bool ClientObjects::remove(uint64_t handle) {
     count(held, false);
   }
   rig_buffer_unref(held.buffer);
-  refund(held.counted, held.kind);
+  refund_entry(held.counted, held.kind);
   return true;
 }
 

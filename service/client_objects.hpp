@@ -49,15 +49,20 @@ class ClientObjects {
   // why not (the limit's key and numbers); refund gives them back.
   std::string charge(int64_t bytes, Held kind = Held::device_bytes) { return account_.take(kind, bytes); }
   void refund(int64_t bytes, Held kind = Held::device_bytes) noexcept { account_.give(kind, bytes); }
+  // charge, and one entry of the table (Held::handles) for the handle add
+  // then makes: both or neither.  refund_entry gives both back where no
+  // handle is made after all.
+  std::string charge_entry(int64_t bytes, Held kind = Held::device_bytes);
+  void refund_entry(int64_t bytes, Held kind = Held::device_bytes) noexcept;
   Account &account() noexcept { return account_; }
 
   using Holds = ObjectHolds;
   static constexpr size_t no_export = ObjectHolds::no_export;
 
   // Takes the caller's reference to buffer and answers its new handle;
-  // counted bytes of kind, which charge counted, are refunded as the handle
-  // is removed, and what it holds stays until then.  Memory of its own
-  // allocation (no rows given) gets a slot of its own.
+  // counted bytes of kind and its entry, which charge_entry counted, are
+  // refunded as the handle is removed, and what it holds stays until then.
+  // Memory of its own allocation (no rows given) gets a slot of its own.
   uint64_t add(rig_buffer_t *buffer, int64_t counted, Holds holds = {}, Held kind = Held::device_bytes);
 
   // A new reference to the handle's buffer, or NULL for no such handle;

@@ -121,6 +121,10 @@ Policy parse_config(std::istream &in) {
       } else if (key == "cache_limit_bytes") {
         if (!parse_number(value, p.cache_limit_bytes) || p.cache_limit_bytes < 0)
           throw std::invalid_argument("cache_limit_bytes is not a byte count: " + value);
+      } else if (key == "shared_rows") {
+        if (!parse_number(value, p.shared_rows) || p.shared_rows < 1 || p.shared_rows > max_shared_rows)
+          throw std::invalid_argument("shared_rows is not a count from 1 to " + std::to_string(max_shared_rows) +
+                                      ": " + value);
       } else if (key == "max_clients_per_user" || key == "max_clients") {
         int64_t &bound = key == "max_clients" ? p.max_clients : p.max_clients_per_user;
         if (!parse_number(value, bound) || bound < 0) throw std::invalid_argument(key + " is not a count: " + value);

@@ -19,6 +19,11 @@ namespace rigd {
 
 // The released memory rigd keeps cached per device unless configured.
 inline constexpr int64_t default_cache_limit_bytes = int64_t{64} << 20;
+// The rows of the shared-buffer table unless configured: one an exported
+// allocation, a cache line each in the device segment every client maps
+// (4 MiB), four times what exports_per_user lets one user's clients hold.
+inline constexpr int64_t default_shared_rows = 65536;
+inline constexpr int64_t max_shared_rows = int64_t{1} << 20;
 
 // Who may connect, and what each client may hold.
 struct Policy {
@@ -33,6 +38,9 @@ struct Policy {
   // each device it runs clients' work on (each served device and each
   // instance), and each client's proxy in the client's process.
   int64_t cache_limit_bytes = default_cache_limit_bytes;
+  // shared_rows: the rows of the shared-buffer table, which every client's
+  // exported allocations share.  Read at the start only.
+  int64_t shared_rows = default_shared_rows;
   // max_clients_per_user: the clients one user may have connected at once;
   // 0 for no bound.
   int64_t max_clients_per_user = 256;
@@ -88,7 +96,7 @@ Options parse_arguments(std::span<char *const> args);
 
 // Reads a config file: lines `key = value`, blank lines and `#` comments;
 // keys allow_users and allow_groups (comma-separated names or numbers),
-// the limits' (limits.hpp), cache_limit_bytes, max_clients_per_user,
+// the limits' (limits.hpp), cache_limit_bytes, shared_rows, max_clients_per_user,
 // max_clients, cuda_contexts, host_code (allow or deny), test_knobs (allow
 // or refuse), shutdown_deadline_ms, admin_group (a name or number),
 // metrics_file, metrics_interval_ms, log_level, listen and machine_keys.

@@ -18,6 +18,8 @@ constexpr std::array<Kind, held_kinds> kinds{{
     {"exports", ""},
     {"export_fds", ""},
     {"proxies", ""},
+    {"image_bytes", " bytes"},
+    {"handles", ""},
 }};
 
 const Kind &kind_of(Held kind) { return kinds[static_cast<size_t>(kind)]; }
@@ -33,6 +35,10 @@ Limits default_limits() noexcept {
   l[Held::export_fds] = {256, 1024};
   // A client's completion segment has a word for 1024 proxies.
   l[Held::proxies] = {1024, 8192};
+  // rigd's own heap: the copy of an image it loads, an entry of some 200
+  // bytes for each handle (a mapping or an import costs no device memory).
+  l[Held::image_bytes] = {gib, 4 * gib};
+  l[Held::handles] = {65536, 262144};
   return l;
 }
 

@@ -18,8 +18,10 @@ enum class Held : size_t {
   exports,       // exports in rigd's table
   export_fds,    // descriptors rigd keeps open for exports
   proxies,       // proxies opened
+  image_bytes,   // images loaded: the bytes rigd copies of each, counted before it copies them
+  handles,       // entries of the client's table: buffers, mappings, imports, stagings
 };
-inline constexpr size_t held_kinds = 5;
+inline constexpr size_t held_kinds = 7;
 
 // A bound on one kind: for each client, and for each user; 0 for none.
 struct Limit {

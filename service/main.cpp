@@ -137,7 +137,8 @@ int main(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &handled, nullptr);
     int signals = signalfd(-1, &handled, SFD_CLOEXEC);
     if (signals < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
-    rigd::ServedDevices served(options.devices, options.policy.cache_limit_bytes);
+    rigd::ServedDevices served(options.devices, options.policy.cache_limit_bytes,
+                               static_cast<uint32_t>(options.policy.shared_rows));
     // Before the listener: it ends after it, whose close ends a snapshot
     // it waits for.
     std::optional<rigd::MetricsWriter> metrics;

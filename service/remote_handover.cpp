@@ -33,7 +33,7 @@ std::optional<uint64_t> RemoteClient::stage(uint64_t n, const uint8_t *bytes, st
     return std::nullopt;
   }
   auto count = static_cast<int64_t>(n);
-  if (std::string refused = objects_.charge(count, Held::arena_bytes); !refused.empty()) {
+  if (std::string refused = objects_.charge_entry(count, Held::arena_bytes); !refused.empty()) {
     why = "rigd cannot stage " + std::to_string(n) + " bytes for the client: " + refused;
     return std::nullopt;
   }
@@ -52,7 +52,7 @@ std::optional<uint64_t> RemoteClient::stage(uint64_t n, const uint8_t *bytes, st
     status = b ? RIG_OK : rig_buffer_create(rig_host(), count, RIG_MEMORY_DEVICE, &b);
   }
   if (status != RIG_OK) {
-    objects_.refund(count, Held::arena_bytes);
+    objects_.refund_entry(count, Held::arena_bytes);
     why = "rigd has no host memory to stage " + std::to_string(n) + " bytes: " + rig_last_error();
     return std::nullopt;
   }

@@ -18,7 +18,7 @@ namespace rigd {
 Requests::~Requests() {
   if (!creating_) return;
   creating_->abandon();
-  objects_.refund(creating_bytes_);
+  objects_.refund_entry(creating_bytes_);
 }
 
 bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer) {
@@ -96,8 +96,12 @@ rig_status_t Requests::count(size_t device, uint64_t what, uint64_t *value) cons
     *value = static_cast<uint64_t>(served_.allocated(device));
   else if (what == RIG_PROXY_COUNT_CLIENTS)
     *value = static_cast<uint64_t>(everyone.clients());
-  else if (what >= RIG_PROXY_COUNT_DEVICE_BYTES && what < RIG_PROXY_COUNT_DEVICE_BYTES + held_kinds)
+  else if (what >= RIG_PROXY_COUNT_DEVICE_BYTES && what <= RIG_PROXY_COUNT_PROXIES)
     *value = static_cast<uint64_t>(everyone.total(static_cast<Held>(what - RIG_PROXY_COUNT_DEVICE_BYTES)));
+  else if (what == RIG_PROXY_COUNT_IMAGE_BYTES)
+    *value = static_cast<uint64_t>(everyone.total(Held::image_bytes));
+  else if (what == RIG_PROXY_COUNT_HANDLES)
+    *value = static_cast<uint64_t>(everyone.total(Held::handles));
   else
     return RIG_EINVAL;
   return RIG_OK;
@@ -188,7 +192,7 @@ rig_status_t Requests::alloc(const rig_proxy_entry &entry, rig_proxy_completion 
   uint64_t kind = entry.args[0], bytes = entry.args[1];
   if (kind > RIG_MEMORY_MAPPED || bytes == 0 || bytes > INT64_MAX) return RIG_EINVAL;
   auto n = static_cast<int64_t>(bytes);
-  if (std::string refused = objects_.charge(n); !refused.empty()) {
+  if (std::string refused = objects_.charge_entry(n); !refused.empty()) {
     answer.detail = bytes;
     return refuse(entry, refused);
   }
@@ -234,7 +238,7 @@ rig_status_t Requests::allocated(rig_status_t status, rig_buffer_t *b, bool serv
   if (status == RIG_OK && !rig_buffer_fresh(b)) status = rig_buffer_submit_fill(b, 0, nullptr, 0, &zeroed);
   if (status != RIG_OK) {
     rig_buffer_unref(b);
-    objects_.refund(n);
+    objects_.refund_entry(n);
     return status;
   }
   // Memory of the served device's own is a borrow on the instance.
@@ -248,13 +252,21 @@ rig_status_t Requests::map_peer(const rig_proxy_entry &entry, rig_proxy_completi
   ClientObjects::Holds holds;
   rig_buffer_t *memory = objects_.get(entry.args[0], &holds);
   if (!memory) return RIG_EINVAL;
+  // A mapping costs no device memory, but an entry of rigd's table.
+  if (std::string refused = objects_.charge_entry(0); !refused.empty()) {
+    rig_buffer_unref(memory);
+    return refuse(entry, refused);
+  }
   const std::shared_ptr<Instance> &on = proxies_[entry.device].instance;
   rig_buffer_t *mapped = nullptr;
   rig_status_t status = rig_buffer_borrow(on->device(), memory, &mapped);
   rig_buffer_unref(memory);
   // A borrow that cannot map answers RIG_OK and no buffer: handle 0.
   // Work through the mapping counts in its allocation's row, once it has one.
-  if (status == RIG_OK && mapped) answer.value = objects_.add(mapped, 0, {holds.memory, on, holds.rows});
+  if (status == RIG_OK && mapped)
+    answer.value = objects_.add(mapped, 0, {holds.memory, on, holds.rows});
+  else
+    objects_.refund_entry(0);
   return status;
 }
 
@@ -418,15 +430,30 @@ bool Requests::image_bytes(const rig_proxy_entry &entry, std::vector<std::byte> 
 }
 
 rig_status_t Requests::load_image(const rig_proxy_entry &entry, rig_proxy_completion &answer, std::string *why) {
-  std::vector<std::byte> bytes;
-  if (!image_bytes(entry, bytes)) {
-    *why = "the image's bytes are not where the request says";
+  // Counted before rigd copies a byte of it into its own memory, and while
+  // the image stays loaded (ClientImages gives it back).
+  const uint64_t n = entry.args[0] == 0 ? entry.payload_bytes - sizeof(rig_proxy_code) : entry.args[1];
+  if (n > INT64_MAX) {
+    *why = "an image of " + std::to_string(n) + " bytes";
     return RIG_EINVAL;
   }
-  const Proxy &p = proxies_[entry.device];
-  rig_status_t status =
-      images_.load(p.instance, served_.records()[p.device], bytes, &answer.value, why, &answer.detail);
-  if (status == RIG_OK) counters_.images.add(1);
+  if (std::string refused = objects_.charge(static_cast<int64_t>(n), Held::image_bytes); !refused.empty()) {
+    answer.detail = n;
+    *why = "an image of " + std::to_string(n) + " bytes: " + refused;
+    return RIG_ENOMEM;
+  }
+  std::vector<std::byte> bytes;
+  rig_status_t status = RIG_EINVAL;
+  if (!image_bytes(entry, bytes)) {
+    *why = "the image's bytes are not where the request says";
+  } else {
+    const Proxy &p = proxies_[entry.device];
+    status = images_.load(p.instance, served_.records()[p.device], bytes, &answer.value, why, &answer.detail);
+  }
+  if (status == RIG_OK)
+    counters_.images.add(1);
+  else
+    objects_.refund(static_cast<int64_t>(n), Held::image_bytes);
   return status;
 }
 
@@ -456,15 +483,19 @@ rig_status_t Requests::export_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   rig_buffer_unref(view);
   if (status != RIG_OK) return status;
   view = own;
-  // Work on the exported handle, and on imports of it, counts in its row.
-  std::shared_ptr<SharedRow> row = objects_.row_of(entry.args[0], [&] { return exports_.new_row(); });
-  if (!row) {
-    rig_buffer_unref(view);
-    return RIG_ENOMEM;
-  }
+  // The limit first: a refused export takes no row of the shared table,
+  // which would stay the allocation's while it lives.
   if (std::string refused = objects_.account().take(Held::exports, 1); !refused.empty()) {
     rig_buffer_unref(view);
     return refuse(entry, refused);
+  }
+  // Work on the exported handle, and on imports of it, counts in its row.
+  std::shared_ptr<SharedRow> row = objects_.row_of(entry.args[0], [&] { return exports_.new_row(); });
+  if (!row) {
+    objects_.account().give(Held::exports, 1);
+    rig_buffer_unref(view);
+    return refuse(entry, "rigd's shared-buffer table is full: its " + std::to_string(served_.shared_rows()) +
+                             " rows (shared_rows) are held by exported allocations");
   }
   answer.value = exports_.add(client_, device, view, {holds.memory, std::move(row)});
   return RIG_OK;
@@ -478,7 +509,7 @@ rig_status_t Requests::import_bytes(const rig_proxy_entry &entry, rig_proxy_comp
   int64_t bytes = rig_buffer_bytes(view);
   // The importer's quota counts what it imports, as the exporter's does:
   // imports of short-lived exporters' memory outlive them.
-  if (std::string refused = objects_.charge(bytes); !refused.empty()) {
+  if (std::string refused = objects_.charge_entry(bytes); !refused.empty()) {
     rig_buffer_unref(view);
     answer.detail = static_cast<uint64_t>(bytes);
     return refuse(entry, refused);

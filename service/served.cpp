@@ -52,7 +52,8 @@ uint64_t *word_at(const Segment &segment, size_t i) {
 
 }  // namespace
 
-ServedDevices::ServedDevices(const std::vector<std::string> &names, int64_t cache_limit) : cache_limit_(cache_limit) {
+ServedDevices::ServedDevices(const std::vector<std::string> &names, int64_t cache_limit, uint32_t shared_rows)
+    : cache_limit_(cache_limit), shared_rows_(shared_rows) {
   bool named = !names.empty();
   std::vector<std::string> opening = named ? names : default_names();
   for (const auto &name : opening) {
@@ -91,12 +92,12 @@ ServedDevices::ServedDevices(const std::vector<std::string> &names, int64_t cach
   for (size_t i = 0; i < devices_.size(); ++i)
     for (size_t j = 0; j < devices_.size() && j < 64; ++j)
       if (rig_reaches(devices_[i].get(), devices_[j].get())) records_[i].reaches |= uint64_t{1} << j;
-  uint64_t bytes = RIG_PROXY_CACHE_LINE * (1 + devices_.size() + shared_rows);
+  uint64_t bytes = RIG_PROXY_CACHE_LINE * (1 + devices_.size() + shared_rows_);
   segment_ = std::make_unique<Segment>("rigd-devices", bytes, ClientAccess::read_only);
   rig_proxy_device_segment header{};
   header.segment = {RIG_PROXY_MAGIC_DEVICES, RIG_PROXY_VERSION, bytes};
   header.device_count = static_cast<uint32_t>(devices_.size());
-  header.row_count = shared_rows;
+  header.row_count = shared_rows_;
   header.words_offset = RIG_PROXY_CACHE_LINE;
   header.rows_offset = RIG_PROXY_CACHE_LINE * (1 + devices_.size());
   std::memcpy(segment_->base(), &header, sizeof header);

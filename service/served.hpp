@@ -58,9 +58,11 @@ class ServedDevices {
   // served as CPU, whose work runs on a memory device of rigd's (MEM:host)
   // since rig's host runs launches only.  Each served device and each
   // instance keeps at most cache_limit bytes cached (rig_set_cache_limit),
-  // and so do its proxies (their records say so).  Throws
+  // and so do its proxies (their records say so).  The device segment
+  // holds shared_rows rows of the shared-buffer table.  Throws
   // std::runtime_error with rig's reason if a named device does not open.
-  explicit ServedDevices(const std::vector<std::string> &names, int64_t cache_limit = default_cache_limit_bytes);
+  explicit ServedDevices(const std::vector<std::string> &names, int64_t cache_limit = default_cache_limit_bytes,
+                         uint32_t shared_rows = default_shared_rows);
   // Waits for the instances' releases, then closes the idle instances and
   // the served devices; every Instance has gone back before.
   ~ServedDevices();
@@ -149,7 +151,7 @@ class ServedDevices {
   void publish_progress(size_t i) const noexcept;
 
   // The rows of the shared-buffer table in the device segment (protocol.h).
-  static constexpr uint32_t shared_rows = 4096;
+  uint32_t shared_rows() const noexcept { return shared_rows_; }
   rig_proxy_shared_row *shared_row(uint32_t r) const noexcept;
 
  private:
@@ -169,6 +171,7 @@ class ServedDevices {
     std::string config;
   };
   int64_t cache_limit_;
+  uint32_t shared_rows_;
   std::vector<std::unique_ptr<rig_device_t, Close>> devices_;
   std::vector<rig_proxy_device_record> records_;
   std::unique_ptr<Segment> segment_;

@@ -67,7 +67,7 @@ rig_proxy_arena_reply arena_reply(const rig_proxy_arena_request &request, int fd
   rig_proxy_arena_reply reply{RIG_PROXY_MAGIC_ARENA, RIG_EINVAL, 0, {}};
   if (fd < 0 || request.bytes == 0 || request.bytes > INT64_MAX) return reply;
   auto bytes = static_cast<int64_t>(request.bytes);
-  if (std::string refused = objects.charge(bytes, Held::arena_bytes); !refused.empty()) {
+  if (std::string refused = objects.charge_entry(bytes, Held::arena_bytes); !refused.empty()) {
     log_refusal("refused a host arena: " + refused);
     reply.status = RIG_ENOMEM;
     std::snprintf(reply.why, sizeof reply.why, "%s", refused.c_str());
@@ -78,7 +78,7 @@ rig_proxy_arena_reply arena_reply(const rig_proxy_arena_request &request, int fd
   if (reply.status == RIG_OK)
     reply.handle = objects.add(arena, bytes, {}, Held::arena_bytes);
   else
-    objects.refund(bytes, Held::arena_bytes);
+    objects.refund_entry(bytes, Held::arena_bytes);
   return reply;
 }
 

@@ -34,7 +34,7 @@ void SharedRow::finish(uint64_t n) {
 }
 
 SharedRows::SharedRows(const ServedDevices &served) : served_(served) {
-  for (uint32_t r = ServedDevices::shared_rows; r-- > 0;) free_.push_back(r);
+  for (uint32_t r = served.shared_rows(); r-- > 0;) free_.push_back(r);
 }
 
 std::shared_ptr<SharedRow> SharedRows::take() {

@@ -169,7 +169,9 @@ enum rig_proxy_count {
   RIG_PROXY_COUNT_EXPORTS = 3,
   RIG_PROXY_COUNT_EXPORT_FDS = 4, /* descriptors rigd keeps for exports */
   RIG_PROXY_COUNT_PROXIES = 5,
-  RIG_PROXY_COUNT_CLIENTS = 6
+  RIG_PROXY_COUNT_CLIENTS = 6,
+  RIG_PROXY_COUNT_IMAGE_BYTES = 7, /* the bytes rigd copied of loaded images */
+  RIG_PROXY_COUNT_HANDLES = 8      /* entries of the clients' tables */
 };
 
 /* The start of an image request's payload: where rigd writes why it

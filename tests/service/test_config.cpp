@@ -143,6 +143,10 @@ Test(config, config_errors_name_their_line) {
   cr_assert(config_error("max_clients_per_user = -1").starts_with("line 1: "));
   cr_assert(config_error("cache_limit_bytes = -1").find("cache_limit_bytes is not a byte count: -1") !=
             std::string::npos);
+  cr_assert(config_error("shared_rows = 0").find("shared_rows is not a count from 1 to 1048576: 0") !=
+            std::string::npos);
+  cr_assert(config_error("shared_rows = 1048577") != "");
+  cr_assert(config("").shared_rows == 65536 && config("shared_rows = 8").shared_rows == 8);
   cr_assert(config_error("allow_users = no-such-user-here").find("no user") != std::string::npos);
   cr_assert(config_error("host_code = yes").find("allow or deny") != std::string::npos);
   cr_assert(config_error("test_knobs = yes").find("allow or refuse") != std::string::npos);
@@ -207,6 +211,12 @@ Test(config, limits_keys_and_defaults) {
   cr_assert(d.limits[Held::exports].client == 4096 && d.limits[Held::exports].user == 16384);
   cr_assert(d.limits[Held::export_fds].client == 256 && d.limits[Held::export_fds].user == 1024);
   cr_assert(d.limits[Held::proxies].client == 1024 && d.limits[Held::proxies].user == 8192);
+  cr_assert(d.limits[Held::image_bytes].client == int64_t{1} << 30 &&
+            d.limits[Held::image_bytes].user == int64_t{4} << 30);
+  cr_assert(d.limits[Held::handles].client == 65536 && d.limits[Held::handles].user == 262144);
+  Policy images = config("image_bytes = 10\nimage_bytes_per_user = 11\nhandles = 12\nhandles_per_user = 13\n");
+  cr_assert(images.limits[Held::image_bytes].client == 10 && images.limits[Held::image_bytes].user == 11 &&
+            images.limits[Held::handles].client == 12 && images.limits[Held::handles].user == 13);
   Policy p = config(
       "quota_bytes_per_user = 7\narena_bytes = 1\narena_bytes_per_user = 2\nexports = 3\nexports_per_user = 4\n"
       "export_fds = 5\nexport_fds_per_user = 6\nproxies = 0\nproxies_per_user = 9\n");

@@ -79,6 +79,25 @@ rig_proxy_completion import_of(raw::Client &client, uint32_t proxy, uint64_t tok
   return client.with_code(e, {}, why);
 }
 
+rig_proxy_completion map_peer_of(raw::Client &client, uint32_t proxy, uint64_t handle, std::string *why) {
+  rig_proxy_entry e{};
+  e.opcode = RIG_PROXY_OP_MAP_PEER;
+  e.device = proxy;
+  e.args[0] = handle;
+  return client.with_code(e, {}, why);
+}
+
+// An image load whose bytes are the first bytes of handle's memory.
+rig_proxy_completion image_of_memory(raw::Client &client, uint32_t proxy, uint64_t handle, uint64_t bytes,
+                                     std::string *why) {
+  rig_proxy_entry e{};
+  e.opcode = RIG_PROXY_OP_IMAGE_LOAD;
+  e.device = proxy;
+  e.args[0] = handle;
+  e.args[1] = bytes;
+  return client.with_code(e, {}, why);
+}
+
 // A proxy of MEM:0 and a buffer of bytes on it: the buffer's handle.
 uint64_t buffer_of(raw::Client &client, uint32_t *proxy, uint64_t bytes) {
   *proxy = static_cast<uint32_t>(client.open(0));
@@ -97,13 +116,13 @@ double welcome_ms(const std::string &socket) {
 // What a test compares before and after an attack.
 struct Baseline {
   long descriptors;
-  std::vector<int64_t> counts;  // RIG_PROXY_COUNT_DEVICE_BYTES ... _CLIENTS
+  std::vector<int64_t> counts;  // RIG_PROXY_COUNT_DEVICE_BYTES ... _HANDLES
   int64_t allocated;
 };
 
 Baseline baseline_of(const RigdProcess &rigd, raw::Client &steady) {
   Baseline b{descriptors_of(rigd.pid), {}, steady.allocated(0)};
-  for (uint64_t what = RIG_PROXY_COUNT_DEVICE_BYTES; what <= RIG_PROXY_COUNT_CLIENTS; ++what)
+  for (uint64_t what = RIG_PROXY_COUNT_DEVICE_BYTES; what <= RIG_PROXY_COUNT_HANDLES; ++what)
     b.counts.push_back(steady.count(what));
   return b;
 }
@@ -112,7 +131,7 @@ Baseline baseline_of(const RigdProcess &rigd, raw::Client &steady) {
 // bytes return to before's, once the attackers went.
 void returns_to(const Baseline &before, const RigdProcess &rigd, raw::Client &steady) {
   cr_assert(alive(rigd.pid), "rigd stays up");
-  for (uint64_t what = RIG_PROXY_COUNT_DEVICE_BYTES; what <= RIG_PROXY_COUNT_CLIENTS; ++what) {
+  for (uint64_t what = RIG_PROXY_COUNT_DEVICE_BYTES; what <= RIG_PROXY_COUNT_HANDLES; ++what) {
     int64_t expected = before.counts[what - RIG_PROXY_COUNT_DEVICE_BYTES];
     long seen = settles_at(static_cast<long>(expected), [&] { return static_cast<long>(steady.count(what)); });
     cr_assert(seen == expected, "rigd's count %llu is %ld after the attack, %lld before",
@@ -391,4 +410,118 @@ Test(limits, a_refusal_reaches_rig_last_error_with_the_limit_and_numbers, .timeo
     return 0;
   });
   cr_assert(ended_cleanly(await_client(client, client_end_s)), "the client's checks passed");
+}
+
+/* rigd(8), exports (the shared-buffer table): an export the limit refuses
+ * takes no row of the table.  With exports = 2 and a table of 8 rows, a
+ * client exports 20 buffers of its own: rigd makes 2 and refuses 18 naming
+ * exports; another client then exports a buffer of its own.  Before, each
+ * refused export kept a row while its buffer lived, and the second
+ * client's export found the table full. */
+Test(limits, a_refused_export_holds_no_row_of_the_shared_table, .timeout = 60) {
+  Attacked a("exports = 2\nshared_rows = 8\n");
+  {
+    raw::Client attacker(a.rigd.socket);
+    auto proxy = static_cast<uint32_t>(attacker.open(0));
+    int made = 0;
+    std::string why;
+    for (int i = 0; i < 20; ++i) {
+      rig_proxy_completion buffer = attacker.alloc(proxy, 4096);
+      cr_assert(buffer.status == raw::rig_ok);
+      made += export_of(attacker, proxy, buffer.value, 4096, &why).status == raw::rig_ok;
+    }
+    cr_assert(made == 2 && says(why, "exports is 2: the client holds 2 and asks 1"), "%d made, then \"%s\"", made,
+              why.c_str());
+    raw::Client other(a.rigd.socket);
+    uint32_t other_proxy;
+    uint64_t handle = buffer_of(other, &other_proxy, 4096);
+    rig_proxy_completion exported = export_of(other, other_proxy, handle, 4096, &why);
+    cr_assert(exported.status == raw::rig_ok, "another client's export: %d \"%s\"", exported.status, why.c_str());
+  }
+  returns_to(a.before, a.rigd, a.steady);
+}
+
+/* rigd(8), shared_rows: an export that finds every row of the table held
+ * answers RIG_ENOMEM saying so, and the rows return as their exports go.
+ * With a table of 4 rows a client exports 4 buffers, and its fifth export
+ * is refused naming the table and its size; once the client goes, another
+ * exports 4 buffers. */
+Test(limits, a_full_shared_table_refuses_an_export_with_the_reason, .timeout = 60) {
+  Attacked a("shared_rows = 4\n");
+  auto exports_of_new_buffers = [](raw::Client &client, int count, std::string *why) {
+    auto proxy = static_cast<uint32_t>(client.open(0));
+    int made = 0;
+    for (int i = 0; i < count; ++i) {
+      rig_proxy_completion buffer = client.alloc(proxy, 4096);
+      cr_assert(buffer.status == raw::rig_ok);
+      made += export_of(client, proxy, buffer.value, 4096, why).status == raw::rig_ok;
+    }
+    return made;
+  };
+  std::string why;
+  {
+    raw::Client first(a.rigd.socket);
+    cr_assert(exports_of_new_buffers(first, 5, &why) == 4);
+    cr_assert(says(why, "shared-buffer table is full: its 4 rows (shared_rows)"), "\"%s\"", why.c_str());
+  }
+  returns_to(a.before, a.rigd, a.steady);
+  raw::Client second(a.rigd.socket);
+  cr_assert(exports_of_new_buffers(second, 4, &why) == 4, "the rows came back: \"%s\"", why.c_str());
+}
+
+/* rigd(8), handles: every entry of a client's table counts, a mapping too,
+ * which costs no device memory.  With handles = 100 a client allocates a
+ * buffer and maps it again and again: rigd makes 99 mappings and refuses
+ * the rest naming handles with the numbers; it counts 100, and none once
+ * the client goes.  Before, mappings were bounded by nothing, and a loop
+ * of them grew rigd's table until the machine's memory ran out. */
+Test(limits, a_clients_handles_are_bounded, .timeout = 60) {
+  Attacked a("handles = 100\n");
+  {
+    raw::Client attacker(a.rigd.socket);
+    uint32_t proxy;
+    uint64_t handle = buffer_of(attacker, &proxy, 4096);
+    int made = 0, refused = 0;
+    std::string why;
+    for (int i = 0; i < 1000; ++i) {
+      rig_proxy_completion mapped = map_peer_of(attacker, proxy, handle, &why);
+      if (mapped.status == raw::rig_ok) {
+        cr_assert(refused == 0 && mapped.value != 0, "a mapping within the limit, none past it");
+        ++made;
+      } else {
+        cr_assert(mapped.status == raw::rig_enomem && says(why, "handles is 100: the client holds 100 and asks 1"),
+                  "a mapping past the limit is refused with the numbers: %d \"%s\"", mapped.status, why.c_str());
+        ++refused;
+      }
+    }
+    cr_assert(made == 99, "rigd made %d mappings besides the buffer", made);
+    cr_assert(a.steady.count(RIG_PROXY_COUNT_HANDLES) == a.before.counts.back() + 100);
+    responsive_during_attack(a.rigd, a.steady);
+  }
+  returns_to(a.before, a.rigd, a.steady);
+}
+
+/* rigd(8), image_bytes: an image is counted before rigd copies a byte of
+ * it.  With image_bytes = 1 MiB a client asks rigd to load an image of the
+ * first 256 MiB of a buffer of its: refused with RIG_ENOMEM naming
+ * image_bytes with the numbers, and rigd's peak resident memory grows by
+ * far less than the image.  Before, rigd copied the 256 MiB into its own
+ * memory first (any size, from any client: a loop of them took rigd's
+ * host out of memory) and counted it only once loaded. */
+Test(limits, an_image_past_image_bytes_is_refused_before_rigd_copies_it, .timeout = 60) {
+  Attacked a("image_bytes = 1048576\n");
+  long peak_kib = status_of(a.rigd.pid, "VmHWM:");
+  {
+    raw::Client attacker(a.rigd.socket);
+    uint32_t proxy;
+    uint64_t handle = buffer_of(attacker, &proxy, 256 * mib);
+    std::string why;
+    rig_proxy_completion loaded = image_of_memory(attacker, proxy, handle, 256 * mib, &why);
+    cr_assert(loaded.status == raw::rig_enomem &&
+                  says(why, "image_bytes is 1048576 bytes: the client holds 0 bytes and asks 268435456"),
+              "an image past the limit is refused with the numbers: %d \"%s\"", loaded.status, why.c_str());
+    long grown_kib = status_of(a.rigd.pid, "VmHWM:") - peak_kib;
+    cr_assert(grown_kib < 64 * 1024, "rigd's peak resident memory grew by %ld KiB", grown_kib);
+  }
+  returns_to(a.before, a.rigd, a.steady);
 }
