@@ -410,41 +410,48 @@ rig_status_t Requests::image_request(const rig_proxy_entry &entry, rig_proxy_com
   return status;
 }
 
-bool Requests::image_bytes(const rig_proxy_entry &entry, std::vector<std::byte> &bytes) {
+bool Requests::image_source(const rig_proxy_entry &entry, uint64_t *n, rig_buffer_t **memory) {
   constexpr uint64_t code = sizeof(rig_proxy_code);
+  *memory = nullptr;
   if (entry.args[0] == 0) {
-    bytes.resize(entry.payload_bytes - code);
-    return entry.args[1] == 0 && payload_.copy_out(entry.payload_offset + code, bytes);
+    *n = entry.payload_bytes - code;
+    return entry.args[1] == 0;
   }
   // An image past the payload arena: in memory of the client's, such as a
   // host arena (a sealed memfd), copied out before rig reads it.
-  rig_buffer_t *memory = objects_.get(entry.args[0]);
-  if (!memory) return false;
-  uint64_t n = entry.args[1];
-  bool fits = entry.payload_bytes == code && n <= static_cast<uint64_t>(rig_buffer_bytes(memory));
-  if (fits) bytes.resize(n);
-  fits = fits && rig_buffer_blit_to_bytes(memory, 0, bytes.data(), static_cast<int64_t>(n), 0,
-                                          static_cast<int64_t>(n)) == RIG_OK;
-  rig_buffer_unref(memory);
-  return fits;
+  *n = entry.args[1];
+  rig_buffer_t *held = objects_.get(entry.args[0]);
+  if (!held) return false;
+  if (entry.payload_bytes != code || *n > static_cast<uint64_t>(rig_buffer_bytes(held))) {
+    rig_buffer_unref(held);
+    return false;
+  }
+  *memory = held;
+  return true;
 }
 
 rig_status_t Requests::load_image(const rig_proxy_entry &entry, rig_proxy_completion &answer, std::string *why) {
-  // Counted before rigd copies a byte of it into its own memory, and while
-  // the image stays loaded (ClientImages gives it back).
-  const uint64_t n = entry.args[0] == 0 ? entry.payload_bytes - sizeof(rig_proxy_code) : entry.args[1];
-  if (n > INT64_MAX) {
-    *why = "an image of " + std::to_string(n) + " bytes";
+  uint64_t n = 0;
+  rig_buffer_t *memory = nullptr;
+  if (!image_source(entry, &n, &memory)) {
+    *why = "the image's bytes are not where the request says";
     return RIG_EINVAL;
   }
-  if (std::string refused = objects_.charge(static_cast<int64_t>(n), Held::image_bytes); !refused.empty()) {
+  // Counted before rigd copies a byte of it into its own memory, and while
+  // the image stays loaded (ClientImages gives it back).
+  const auto count = static_cast<int64_t>(n);  // at most a buffer's bytes
+  if (std::string refused = objects_.charge(count, Held::image_bytes); !refused.empty()) {
+    rig_buffer_unref(memory);
     answer.detail = n;
     *why = "an image of " + std::to_string(n) + " bytes: " + refused;
     return RIG_ENOMEM;
   }
-  std::vector<std::byte> bytes;
+  std::vector<std::byte> bytes(n);
+  bool copied = memory ? rig_buffer_blit_to_bytes(memory, 0, bytes.data(), count, 0, count) == RIG_OK
+                       : payload_.copy_out(entry.payload_offset + sizeof(rig_proxy_code), bytes);
+  rig_buffer_unref(memory);
   rig_status_t status = RIG_EINVAL;
-  if (!image_bytes(entry, bytes)) {
+  if (!copied) {
     *why = "the image's bytes are not where the request says";
   } else {
     const Proxy &p = proxies_[entry.device];
@@ -453,7 +460,7 @@ rig_status_t Requests::load_image(const rig_proxy_entry &entry, rig_proxy_comple
   if (status == RIG_OK)
     counters_.images.add(1);
   else
-    objects_.refund(static_cast<int64_t>(n), Held::image_bytes);
+    objects_.refund(count, Held::image_bytes);
   return status;
 }
 

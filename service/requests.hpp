@@ -116,9 +116,11 @@ class Requests {
   // rig_proxy_code at the start of its payload.
   rig_status_t image_request(const rig_proxy_entry &entry, rig_proxy_completion &answer);
   rig_status_t load_image(const rig_proxy_entry &entry, rig_proxy_completion &answer, std::string *why);
-  // The image bytes of a load: the payload's after its rig_proxy_code, or
-  // those of the memory args[0] names; false where they are not there.
-  bool image_bytes(const rig_proxy_entry &entry, std::vector<std::byte> &bytes);
+  // Where a load's image is: the payload's bytes after its rig_proxy_code
+  // (*memory NULL), or the first args[1] bytes of the memory args[0] names
+  // (*memory a new reference to it); *n its bytes.  false where they are
+  // not there.
+  bool image_source(const rig_proxy_entry &entry, uint64_t *n, rig_buffer_t **memory);
   // Counts a hand-over rigd took: its waits and its parts by kind.
   void count_hand_over() noexcept;
 
