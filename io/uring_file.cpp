@@ -220,10 +220,16 @@ struct UringEngine::Impl {
   void make_staging(Lane &lane);
   std::shared_ptr<DirectFile> direct_file(const FileRegion &f);
   std::shared_ptr<DirectFile> open_direct(const FileRegion &f, const struct stat &st);
+  // New memory a read populates ahead of itself (PagePopulator), and
+  // whether the read stays behind the populated pages (shared memory).
+  struct Ahead {
+    void *dst;
+    int64_t n;
+    bool huge, hold_reads;
+  };
   int64_t transfer(const FileRegion &f, Direction dir, const Spans &spans,
                    const std::function<void(const void *, int64_t, int64_t)> *consume,
-                   const std::function<void(void *, int64_t, int64_t)> *produce,
-                   const PagePopulator *ahead = nullptr);
+                   const std::function<void(void *, int64_t, int64_t)> *produce, const Ahead *ahead = nullptr);
 };
 
 namespace {
@@ -774,14 +780,21 @@ std::shared_ptr<DirectFile> UringEngine::Impl::open_direct(const FileRegion &f, 
 int64_t UringEngine::Impl::transfer(const FileRegion &f, Direction dir, const Spans &spans,
                                     const std::function<void(const void *, int64_t, int64_t)> *consume,
                                     const std::function<void(void *, int64_t, int64_t)> *produce,
-                                    const PagePopulator *ahead) {
+                                    const Ahead *ahead) {
   if (dir == Direction::write && !f.writable) throw IoError(EBADF, 0, "write into a region opened for reading");
   if (spans.width == 0 || spans.count == 0) return 0;
   std::shared_ptr<DirectFile> direct = direct_file(f);
   std::unique_ptr<Lane> lane = take_lane();
   try {
     if (consume != nullptr || produce != nullptr) make_staging(*lane);
-    const int64_t n = Transfer(*this, *lane, f, std::move(direct), dir, spans, consume, produce, ahead).run();
+    // Populating starts once the lane's ring and staging are mapped: their
+    // mmap takes the address space's lock for writing, which would wait
+    // behind each window the populator faults in (the reading thread slept
+    // over 1,200 times so on a loaded machine, before its first read).
+    std::optional<PagePopulator> populator;
+    if (ahead != nullptr) populator.emplace(ahead->dst, ahead->n, ahead->huge);
+    const PagePopulator *hold = ahead != nullptr && ahead->hold_reads ? &*populator : nullptr;
+    const int64_t n = Transfer(*this, *lane, f, std::move(direct), dir, spans, consume, produce, hold).run();
     return_lane(std::move(lane));
     return n;
   } catch (...) {
@@ -861,9 +874,9 @@ int64_t UringEngine::read(const FileRegion &f, int64_t file_offset, void *dst, i
   check_range(f, file_offset, n);
   const bool huge = n >= PagePopulator::kMinBytes &&
                     reads_from_disk(f, f.offset + file_offset, n, impl_->options.cached_first);
-  PagePopulator ahead(dst, n, huge);
+  const Impl::Ahead ahead{dst, n, huge, shared_dst};
   return impl_->transfer(f, Direction::read, Spans{f.offset + file_offset, 0, static_cast<char *>(dst), 0, n, 1},
-                         nullptr, nullptr, shared_dst ? &ahead : nullptr);
+                         nullptr, nullptr, &ahead);
 }
 
 int64_t UringEngine::write(const FileRegion &f, int64_t file_offset, const void *src, int64_t n) {
