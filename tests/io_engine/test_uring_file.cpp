@@ -767,7 +767,7 @@ Test(io_engine, a_read_into_new_shared_memory_stays_behind_its_populated_pages) 
   cr_skip_test("ASan's allocator sleeps on the address space the populator holds");
 #endif
   const int64_t n = 64 << 20;
-  TestFile f(n);  // just written: in the page cache, read at memory speed
+  TestFile f(n);  // out of the page cache: read from the disk, O_DIRECT
   const int fd = memfd_create("rig-test-shared", MFD_CLOEXEC);
   cr_assert(fd >= 0 && ftruncate(fd, n) == 0, "memfd: %s", std::strerror(errno));
   void *mapped = mmap(nullptr, size_t(n), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
