@@ -25,7 +25,9 @@ void set_log_level(LogLevel level) noexcept;
 bool logs(LogLevel level) noexcept;
 
 // Writes text as one line of level where the level set admits it, in one
-// write, so that lines of threads never interleave.  Thread-safe; never
+// write, so that lines of threads never interleave.  Its control
+// characters (bytes below 0x20, and 0x7f) are written as \xNN: no text,
+// a client's included, makes more than one line.  Thread-safe; never
 // throws.
 void log_line(LogLevel level, std::string_view text) noexcept;
 

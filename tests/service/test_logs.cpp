@@ -17,9 +17,12 @@
 
 #include <criterion/criterion.h>
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <unistd.h>
 
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,6 +75,46 @@ pid_t faulting_client(const std::string &socket) {
     rig_buffer_unref(b);
     return 0;
   });
+}
+
+// This process named name (its command, which rigd reads from /proc) for
+// as long as it lasts.
+class CommandNamed {
+ public:
+  explicit CommandNamed(const std::string &name) : was_(command()) { name_as(name); }
+  ~CommandNamed() { name_as(was_); }
+  CommandNamed(const CommandNamed &) = delete;
+  CommandNamed &operator=(const CommandNamed &) = delete;
+
+ private:
+  static std::string command() {
+    char name[64] = {};
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, name, sizeof name - 1) : -1;
+    if (fd >= 0) close(fd);
+    std::string command(name, n > 0 ? static_cast<size_t>(n) : 0);
+    if (!command.empty() && command.back() == '\n') command.pop_back();
+    return command;
+  }
+  static void name_as(const std::string &name) {
+    int fd = open("/proc/self/comm", O_WRONLY | O_CLOEXEC);
+    cr_assert(fd >= 0 && write(fd, name.data(), name.size()) == static_cast<ssize_t>(name.size()) && close(fd) == 0,
+              "naming this process %s", name.c_str());
+  }
+
+  std::string was_;
+};
+
+// Opens a proxy of served device `device` with configuration config:
+// rigd's status.
+int32_t open_with(raw::Client &client, uint32_t device, const std::string &config) {
+  cr_assert(client.payload.copy_in(0, std::as_bytes(std::span(config))));
+  rig_proxy_entry e{};
+  e.opcode = RIG_PROXY_OP_OPEN;
+  e.device = device;
+  e.payload_offset = 0;
+  e.payload_bytes = static_cast<uint32_t>(config.size());
+  return client.request(e).status;
 }
 
 }  // namespace
@@ -156,4 +199,30 @@ Test(logs, under_the_journal_lines_carry_their_priorities, .timeout = 120) {
   for (const std::string &line : lines_of(rigd))
     cr_assert(line.size() > 3 && line[0] == '<' && line[2] == '>' && line.find("rigd: ") != 3, "a journal line: %s",
               line.c_str());
+}
+
+/* A client's text in a line (its command's name; the configuration of an
+ * open rigd refuses, which the refusal quotes) has its control characters
+ * escaped, as \xNN, and its UTF-8 kept: a newline in it cannot end the
+ * line and begin another that the journal would take as rigd's, at a
+ * priority of the client's choosing (<0>, emergency). */
+Test(logs, a_clients_text_forges_no_line, .timeout = 120) {
+  RigdProcess rigd = start_rigd_with_config(served, "", [](const std::string &d) { log_to_file(d, true); });
+  {
+    std::optional<raw::Client> client;
+    {
+      CommandNamed forging("rig\n<0>forged");
+      client.emplace(rigd.socket);
+    }
+    client->open(0);
+    cr_assert_eq(open_with(*client, 0, "x\n<0>forged by a configuration\t(déjà vu)"), RIG_EOPEN,
+                 "the open with another configuration than the live instance's is refused");
+  }
+  cr_assert_eq(await_lines(rigd, {"not \"x\\x0a<0>forged by a configuration\\x09(déjà vu)\""}).size(), 1u,
+               "the refusal quotes the configuration, its newline escaped:\n%s", whole_log(rigd).c_str());
+  cr_assert_eq(await_lines(rigd, {"command rig\\x0a<0>forged", ") connected"}).size(), 1u,
+               "the arrival names the command, its newline escaped:\n%s", whole_log(rigd).c_str());
+  for (const std::string &line : lines_of(rigd))
+    cr_assert(line.size() > 3 && line[0] == '<' && line[1] >= '3' && line[1] <= '7' && line[2] == '>',
+              "each line is rigd's, at one of its priorities (error to debug): %s", line.c_str());
 }
