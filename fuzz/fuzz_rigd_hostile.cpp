@@ -25,6 +25,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 using namespace rigd_fuzz;
@@ -197,7 +198,8 @@ void Hostile::add_arena() {
   RIGD_FUZZ_CHECK(fd >= 0 && ftruncate(fd, static_cast<off_t>(bytes)) == 0);
   if (in_.ConsumeBool()) fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
   rig_buffer_t *arena = nullptr;
-  if (rigd::map_arena(fd, bytes + in_.ConsumeIntegralInRange<uint64_t>(0, 1), &arena) == RIG_OK)
+  std::string why;
+  if (rigd::map_arena(fd, bytes + in_.ConsumeIntegralInRange<uint64_t>(0, 1), &arena, &why) == RIG_OK)
     model_.held[client_->objects().add(arena, 0)] = 0;
   close(fd);
 }

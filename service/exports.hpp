@@ -72,7 +72,9 @@ class Exports {
   // one counts in owner's account (export_fds) until the owner goes;
   // past its limits, -1 with why in *refused.
   int fd_of(uint64_t token, uint64_t owner, Account &account, std::string *refused);
-  // The token fd names (one fd_of made), or 0 where it names none.
+  // The token fd names (one fd_of made), or 0 where it names none.  fd,
+  // where a client passed it, must be sealable (passed_descriptors.hpp):
+  // fstat of another file could wait on the client.
   uint64_t token_of(int fd) const;
 
   // Ends every export of owner, and forgets its tries of wrong tokens, as

@@ -13,6 +13,8 @@ static_assert(offsetof(rig_proxy_admin_request, version) == offsetof(rig_proxy_h
 
 Hello::Read Hello::read(int socket) noexcept {
   while (received_ < wanted_) {
+    // recv, which takes no descriptors: the kernel drops any the client
+    // attached, with no close of rigd's to wait in (passed_descriptors.hpp).
     ssize_t n = recv(socket, bytes_.data() + received_, wanted_ - received_, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return Read::partial;

@@ -5,6 +5,7 @@
 #include "client_objects.hpp"
 #include "completions.hpp"
 #include "log.hpp"
+#include "passed_descriptors.hpp"
 #include "poller.hpp"
 #include "protocol.h"
 #include "refusal.hpp"
@@ -60,6 +61,15 @@ std::unique_ptr<Segment> completion_segment() {
   return segment;
 }
 
+// Makes reply a refusal of status with why, which the log's line (of
+// refusals, bounded) gives too, after what the client asked.
+template <class Reply>
+void refuse_request(Reply &reply, rig_status_t status, const std::string &asked, const std::string &why) {
+  log_refusal("refused " + asked + ": " + why);
+  reply.status = status;
+  std::snprintf(reply.why, sizeof reply.why, "%s", why.c_str());
+}
+
 // A host arena's request (protocol.h): the memfd attached, if any, maps as
 // an arena of the client's, its bytes counted (arena_bytes) before any is
 // mapped.
@@ -68,17 +78,19 @@ rig_proxy_arena_reply arena_reply(const rig_proxy_arena_request &request, int fd
   if (fd < 0 || request.bytes == 0 || request.bytes > INT64_MAX) return reply;
   auto bytes = static_cast<int64_t>(request.bytes);
   if (std::string refused = objects.charge_entry(bytes, Held::arena_bytes); !refused.empty()) {
-    log_refusal("refused a host arena: " + refused);
-    reply.status = RIG_ENOMEM;
-    std::snprintf(reply.why, sizeof reply.why, "%s", refused.c_str());
+    refuse_request(reply, RIG_ENOMEM, "a host arena", refused);
     return reply;
   }
   rig_buffer_t *arena = nullptr;
-  reply.status = map_arena(fd, request.bytes, &arena);
-  if (reply.status == RIG_OK)
+  std::string why;
+  rig_status_t mapped = map_arena(fd, request.bytes, &arena, &why);
+  if (mapped == RIG_OK) {
+    reply.status = RIG_OK;
     reply.handle = objects.add(arena, bytes, {}, Held::arena_bytes);
-  else
+  } else {
     objects.refund_entry(bytes, Held::arena_bytes);
+    refuse_request(reply, mapped, "a host arena", why);
+  }
   return reply;
 }
 
@@ -91,16 +103,20 @@ rig_proxy_fd_reply fd_reply(const rig_proxy_fd_request &request, int fd, Exports
   if (request.op == RIG_PROXY_FD_OF_EXPORT && fd < 0) {
     std::string refused;
     *out = exports.fd_of(request.token, client, account, &refused);
-    if (*out >= 0) {
+    if (*out >= 0)
       reply.status = RIG_OK;
-    } else if (!refused.empty()) {
-      log_refusal("refused an export's descriptor: " + refused);
-      reply.status = RIG_ENOMEM;
-      std::snprintf(reply.why, sizeof reply.why, "%s", refused.c_str());
-    }
+    else if (!refused.empty())
+      refuse_request(reply, RIG_ENOMEM, "an export's descriptor", refused);
   } else if (request.op == RIG_PROXY_EXPORT_OF_FD && request.token == 0 && fd >= 0) {
-    reply.token = exports.token_of(fd);
-    if (reply.token != 0) reply.status = RIG_OK;
+    // Asked first: token_of's fstat of another file could wait on the
+    // client (passed_descriptors.hpp).
+    if (!sealable(fd)) {
+      refuse_request(reply, RIG_EINVAL, "the token of a descriptor",
+                     "the descriptor is not a memfd, as rigd's export descriptors are");
+    } else {
+      reply.token = exports.token_of(fd);
+      if (reply.token != 0) reply.status = RIG_OK;
+    }
   }
   return reply;
 }
@@ -114,7 +130,7 @@ bool serve_socket_request(int socket, ClientObjects &objects, Exports &exports, 
   std::byte message[16];
   int fd = -1;
   size_t received = 0;
-  if (!rig::proxy::receive_message(socket, message, std::span(&fd, 1), &received)) return false;
+  if (!rig::proxy::receive_message(socket, message, std::span(&fd, 1), &received, close_passed)) return false;
   if (!received) fd = -1;
   uint32_t magic;
   std::memcpy(&magic, message, sizeof magic);
@@ -134,7 +150,7 @@ bool serve_socket_request(int socket, ClientObjects &objects, Exports &exports, 
     answered = rig::proxy::send_message(socket, std::as_bytes(std::span(&reply, 1)),
                                         attach >= 0 ? std::span<const int>(&attach, 1) : std::span<const int>());
   }
-  if (fd >= 0) close(fd);
+  if (fd >= 0) close_passed(fd);
   return answered;
 }
 

@@ -441,10 +441,11 @@ struct rig_proxy_word {
 RIG_PROXY_STATIC_ASSERT(sizeof(struct rig_proxy_word) == RIG_PROXY_WORD_BYTES, "a word fills its lines");
 
 /* After the handshake, the client's socket carries host arenas: the
- * client sends a request with a memfd of `bytes` bytes attached, sealed
- * against shrinking (F_SEAL_SHRINK), and rigd answers with the handle by
- * which copies name the arena's bytes.  rigd lets go of the arena once the
- * client frees the handle (RIG_PROXY_OP_FREE) and no work needs it. */
+ * client sends a request with a memfd of `bytes` bytes attached, on tmpfs
+ * (not MFD_HUGETLB) and sealed against shrinking (F_SEAL_SHRINK), and rigd
+ * answers with the handle by which copies name the arena's bytes.  rigd
+ * lets go of the arena once the client frees the handle
+ * (RIG_PROXY_OP_FREE) and no work needs it. */
 #define RIG_PROXY_MAGIC_ARENA 0x41474952u /* "RIGA" */
 
 struct rig_proxy_arena_request {
@@ -455,8 +456,9 @@ struct rig_proxy_arena_request {
 
 struct rig_proxy_arena_reply {
   uint32_t magic;  /* RIG_PROXY_MAGIC_ARENA */
-  int32_t status;  /* RIG_OK, RIG_EINVAL for a memfd that is not as stated,
-                      RIG_ENOMEM past a limit of rigd's (arena_bytes) */
+  int32_t status;  /* RIG_OK, RIG_EINVAL for a memfd that is not as stated
+                      (why says how), RIG_ENOMEM past a limit of rigd's
+                      (arena_bytes) */
   uint64_t handle; /* the arena's handle */
   char why[RIG_PROXY_WHY_BYTES]; /* a refusal's reason, NUL-terminated */
 };
@@ -470,7 +472,8 @@ struct rig_proxy_arena_reply {
  * descriptor, which processes pass as they pass any (SCM_RIGHTS, fork), is
  * a capability: a client that holds it learns the token.  rigd answers
  * RIG_EINVAL for a token that is not the client's export, a descriptor
- * that names no export, or an op of neither kind. */
+ * that names no export (why saying so where it is no memfd), or an op of
+ * neither kind. */
 #define RIG_PROXY_MAGIC_EXPORT_FD 0x46474952u /* "RIGF" */
 
 enum rig_proxy_fd_op { RIG_PROXY_FD_OF_EXPORT = 1, RIG_PROXY_EXPORT_OF_FD = 2 };

@@ -45,10 +45,13 @@ bool send_message(int fd, std::span<const std::byte> message, std::span<const in
   return true;
 }
 
-bool receive_message(int fd, std::span<std::byte> message, std::span<int> fds, size_t *received) {
+void close_received(int fd) { close(fd); }
+
+bool receive_message(int fd, std::span<std::byte> message, std::span<int> fds, size_t *received,
+                     void (*discard)(int fd)) {
   size_t got = 0, taken = 0;
   auto close_taken = [&] {
-    for (size_t i = 0; i < taken; ++i) close(fds[i]);
+    for (size_t i = 0; i < taken; ++i) discard(fds[i]);
     taken = 0;
   };
   while (got < message.size()) {
@@ -70,7 +73,7 @@ bool receive_message(int fd, std::span<std::byte> message, std::span<int> fds, s
         if (taken < fds.size())
           fds[taken++] = passed;
         else
-          close(passed);
+          discard(passed);
       }
     }
     if (n <= 0) {
