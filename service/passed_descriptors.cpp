@@ -14,6 +14,11 @@ namespace rigd {
 
 namespace {
 
+// The descriptors that may wait for the closer: each is one of rigd's
+// (LimitNOFILE=65536), which clients that pass files of a file system that
+// never answers could otherwise fill.
+constexpr size_t max_waiting_closes = 64;
+
 // Closes the descriptors it is given, in turn, on a thread of its own that
 // lives as long as rigd: a close that waits on a client's FUSE daemon
 // holds up this thread and the closes behind it, never a session.
@@ -21,10 +26,12 @@ class Closer {
  public:
   Closer() { std::thread([this] { run(); }).detach(); }
 
-  // false where fd cannot be queued (no memory): the caller closes it.
+  // false where fd cannot be queued (max_waiting_closes wait already, or
+  // no memory): the caller closes it.
   bool close_later(int fd) noexcept {
     try {
       std::lock_guard g(mu_);
+      if (fds_.size() >= max_waiting_closes) return false;
       fds_.push_back(fd);
     } catch (const std::exception &) {
       return false;
@@ -72,7 +79,8 @@ void close_passed(int fd) noexcept {
     close(fd);
     return;
   }
-  // With no closer, the close waits here: better than a descriptor kept.
+  // Past the closer, the close waits here, on the thread of the client
+  // that passed fd: better than a descriptor kept.
   Closer *c = closer();
   if (!c || !c->close_later(fd)) close(fd);
 }

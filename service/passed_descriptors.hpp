@@ -15,8 +15,11 @@ bool sealable(int fd) noexcept;
 
 // Closes fd, a descriptor a client passed: at once where it is sealable,
 // since such a file has no flush; any other on rigd's closer thread, which
-// alone waits where the close waits on the client (or here, where rigd
-// could make no such thread or has no memory to queue fd).
+// alone waits where the close waits on the client.  Where 64 wait for that
+// thread already (or rigd could make no such thread, or has no memory to
+// queue fd), the close waits here: on the session of the client that
+// passed fd, so that such clients together hold at most 64 of rigd's
+// descriptors besides one each.
 void close_passed(int fd) noexcept;
 
 }  // namespace rigd

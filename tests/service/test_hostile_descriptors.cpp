@@ -14,6 +14,7 @@
 #include "known_work.hpp"
 #include "raw_client.hpp"
 #include "rigd_process.hpp"
+#include "rigd_watch.hpp"
 
 #include <criterion/criterion.h>
 
@@ -35,6 +36,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+using watch::descriptors_of;
+using watch::settles_at;
 
 namespace {
 
@@ -60,13 +64,13 @@ bool well_behaved_client_passes(const std::string &socket) {
 std::string why_of(const char (&why)[RIG_PROXY_WHY_BYTES]) { return {why, strnlen(why, sizeof why)}; }
 
 // Sends request on the client's socket with fd attached, and reads rigd's
-// reply into *reply: false where none comes within answer_ms.
+// reply into *reply: false where none comes within within_ms.
 template <class Request, class Reply>
-bool ask_within(raw::Client &client, const Request &request, int fd, Reply *reply) {
+bool ask_within(raw::Client &client, const Request &request, int fd, Reply *reply, int within_ms = answer_ms) {
   int socket = client.connection.socket.get();
   cr_assert(rig::proxy::send_message(socket, std::as_bytes(std::span(&request, 1)), std::span(&fd, 1)));
   pollfd p{socket, POLLIN, 0};
-  if (poll(&p, 1, answer_ms) != 1) return false;
+  if (poll(&p, 1, within_ms) != 1) return false;
   int attached = -1;
   size_t received = 0;
   cr_assert(rig::proxy::receive_message(socket, std::as_writable_bytes(std::span(reply, 1)), std::span(&attached, 1),
@@ -353,5 +357,45 @@ Test(hostile_descriptors, a_file_of_a_fuse_daemon_that_never_answers_holds_up_no
   // Before this process's own close of the file, which would flush it.
   fuse.end();
   close(stuck);
+  cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
+}
+
+/* Each descriptor waiting for its close is one of rigd's, and a client's
+ * file system that never answers keeps them waiting: rigd lets at most 64
+ * wait for its closer, and closes any past them on the session of the
+ * client that passed it.  A client passes a file of such a server as an
+ * arena again and again: it is refused each time until its own session
+ * waits in a close (its 66th: one in the closer's close, 64 waiting, and
+ * one on its session), and rigd then holds at most 70 descriptors more
+ * than before; another client is served meanwhile; once the server goes,
+ * the closes end and rigd's descriptors return to before. */
+Test(hostile_descriptors, descriptors_waiting_on_a_stuck_file_system_are_bounded, .timeout = 120) {
+  RigdProcess rigd = start_guarded_rigd();
+  std::string directory = rigd.directory + "/fuse";
+  cr_assert(mkdir(directory.c_str(), 0700) == 0);
+  std::string why;
+  StuckFuse fuse(directory, rigd.pid, &why);
+  if (!fuse.mounted()) cr_skip_test("no FUSE file system can be mounted here: %s", why.c_str());
+  int stuck = fuse.open_file();
+  long before = descriptors_of(rigd.pid);
+  {
+    raw::Client attacker(rigd.socket);
+    long connected = descriptors_of(rigd.pid);
+    int answered = 0;
+    rig_proxy_arena_reply reply{};
+    const rig_proxy_arena_request request{RIG_PROXY_MAGIC_ARENA, 0, raw::arena_bytes};
+    while (answered < 200 && ask_within(attacker, request, stuck, &reply, 2000)) {
+      cr_assert(reply.status == raw::rig_einval, "arena %d is refused", answered);
+      ++answered;
+    }
+    cr_assert(answered == 66, "rigd answered %d of the client's arenas before its session waited", answered);
+    long held = descriptors_of(rigd.pid) - connected;
+    cr_assert(held <= 70, "rigd holds %ld descriptors more for the client's closes", held);
+    cr_assert(well_behaved_client_passes(rigd.socket), "rigd serves another client");
+    fuse.end();
+  }
+  close(stuck);
+  long after = settles_at(before, [&] { return descriptors_of(rigd.pid); });
+  cr_assert(after == before, "rigd holds %ld descriptors once the server went, %ld before", after, before);
   cr_assert(ended_cleanly(stop_rigd(rigd)), "rigd ends cleanly");
 }
