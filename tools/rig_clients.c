@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "commands.h"
+#include "text_out.h"
 #include "json_out.h"
 
 #include <rig/service.h>
@@ -31,8 +32,9 @@ static void client_counts(const rig_service_client_info_t *c, count_t out[COUNT_
 }
 
 static void print_client_text(const rig_service_stats_t *s, size_t i, const rig_service_client_info_t *c) {
-  printf("client %" PRIu64 ": pid %" PRId64 ", user %s (%" PRIu32 "), command %s\n", c->id, c->pid, c->user, c->uid,
-         c->command);
+  char user[64], command[64];
+  printf("client %" PRIu64 ": pid %" PRId64 ", user %s (%" PRIu32 "), command %s\n", c->id, c->pid,
+         shown_text(c->user, user, sizeof user), c->uid, shown_text(c->command, command, sizeof command));
   count_t counts[COUNT_COUNT];
   client_counts(c, counts);
   for (int k = 0; k < COUNT_COUNT; k++) printf("  %-16s %" PRIu64 "\n", counts[k].key, counts[k].value);

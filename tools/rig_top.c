@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "commands.h"
+#include "text_out.h"
 #include "terminal.h"
 
 #include <rig/service.h>
@@ -97,10 +98,10 @@ static void write_frame(FILE *out, const char *socket, const rig_service_stats_t
     const last_client_t *before = last_of(last, c.id);
     last_client_t counts = {c.id, c.submissions, c.copied_bytes, c.launches};
     if (!before) before = &counts;
-    char memory[16];
+    char memory[16], user[64], command[64];
     format_bytes(c.device_bytes, memory);
     fprintf(out, "%-6" PRIu64 " %7" PRId64 " %-8.8s %-11.11s %10s %8.0f %7.1f %8.0f %6" PRIu64 "\n", c.id, c.pid,
-            c.user, c.command, memory, rate(c.submissions, before->submissions, seconds),
+            shown_text(c.user, user, sizeof user), shown_text(c.command, command, sizeof command), memory, rate(c.submissions, before->submissions, seconds),
             rate(c.copied_bytes, before->copied_bytes, seconds) / 1e6, rate(c.launches, before->launches, seconds),
             c.faults);
     if (now) now[i] = counts;

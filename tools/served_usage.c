@@ -4,6 +4,7 @@
 #include "served_usage.h"
 
 #include "json_out.h"
+#include "text_out.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,8 +45,9 @@ static void each_user(const rig_service_stats_t *s, const char *name, user_fn ea
 
 static void user_text(const rig_service_client_info_t *c, uint64_t bytes, bool first) {
   (void)first;
-  printf("  client %" PRIu64 " (pid %" PRId64 ", %s, %s): %" PRIu64 " bytes\n", c->id, c->pid, c->user, c->command,
-         bytes);
+  char user[64], command[64];
+  printf("  client %" PRIu64 " (pid %" PRId64 ", %s, %s): %" PRIu64 " bytes\n", c->id, c->pid,
+         shown_text(c->user, user, sizeof user), shown_text(c->command, command, sizeof command), bytes);
 }
 
 static void user_json(const rig_service_client_info_t *c, uint64_t bytes, bool first) {

@@ -15,6 +15,7 @@
  * peers that ask and never read, are answered or refused while rigd
  * serves on and gives back what they held. */
 #include "client_process.hpp"
+#include "command_named.hpp"
 #include "json_reader.hpp"
 #include "prometheus_text.hpp"
 #include "rigd_process.hpp"
@@ -445,4 +446,26 @@ Test(operators, malformed_admin_requests_and_peers_that_never_read_leave_rigd_se
   std::vector<std::string> after = descriptors_of(rigd.pid);
   cr_assert_eq(left, "returned", "rigd holds %zu descriptors after the peers, %zu before; new:%s", after.size(),
                descriptors.size(), added(descriptors, after).c_str());
+}
+
+/* rig(1), clients: a client's command is any name its process gives
+ * itself, control bytes included, and rig shows it on an operator's
+ * terminal: each control byte as '?', so that no client's name moves the
+ * cursor, clears the screen or begins a line of rig's.  A client named
+ * "x\x1b[2J\ny" is listed as "x?[2J?y", and rig's output holds no escape
+ * byte.  Before, rig printed the name as it came. */
+Test(operators, a_clients_chosen_command_shows_no_control_bytes, .timeout = 60) {
+  RigdProcess rigd = start_rigd(served);
+  rig_machine_t *machine = nullptr;
+  {
+    CommandNamed named("x\x1b[2J\ny");
+    rig_service_options_t options = {sizeof options, rigd.socket.c_str()};
+    cr_assert(rig_service_connect(&options, &machine) == RIG_OK, "connect: %s", rig_last_error());
+  }
+  ToolRun run = run_rig({"clients", "--service", rigd.socket});
+  cr_assert(run.status == 0, "rig clients exits 0: %s", run.err.c_str());
+  cr_assert(run.out.find("command x?[2J?y\n") != std::string::npos, "the client's name, shown:\n%s",
+            run.out.c_str());
+  cr_assert(run.out.find('\x1b') == std::string::npos, "rig's output holds an escape byte");
+  rig_machine_close(machine);
 }
