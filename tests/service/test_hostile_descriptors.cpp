@@ -319,6 +319,26 @@ class StuckFuse {
   pid_t server_ = -1;
 };
 
+// A FUSE file system's directory in rigd's.
+std::string fuse_directory(const RigdProcess &rigd) {
+  std::string directory = rigd.directory + "/fuse";
+  cr_assert(mkdir(directory.c_str(), 0700) == 0);
+  return directory;
+}
+
+// rigd, and a file of a StuckFuse's (fd, open); skips the test where no
+// FUSE file system can be mounted.
+struct StuckFile {
+  StuckFile() : rigd(start_guarded_rigd()), fuse(fuse_directory(rigd), rigd.pid, &why) {
+    if (!fuse.mounted()) cr_skip_test("no FUSE file system can be mounted here: %s", why.c_str());
+    fd = fuse.open_file();
+  }
+  RigdProcess rigd;
+  std::string why;  // before fuse, which sets it
+  StuckFuse fuse;
+  int fd = -1;
+};
+
 }  // namespace
 
 /* A descriptor of a file on a FUSE file system the client serves, which
@@ -330,13 +350,10 @@ class StuckFuse {
  * answered; rigd serves a new client, and ends cleanly once the file
  * system's server goes. */
 Test(hostile_descriptors, a_file_of_a_fuse_daemon_that_never_answers_holds_up_no_session, .timeout = 120) {
-  RigdProcess rigd = start_guarded_rigd();
-  std::string directory = rigd.directory + "/fuse";
-  cr_assert(mkdir(directory.c_str(), 0700) == 0);
-  std::string why;
-  StuckFuse fuse(directory, rigd.pid, &why);
-  if (!fuse.mounted()) cr_skip_test("no FUSE file system can be mounted here: %s", why.c_str());
-  int stuck = fuse.open_file();
+  StuckFile file;
+  RigdProcess &rigd = file.rigd;
+  StuckFuse &fuse = file.fuse;
+  int stuck = file.fd;
   {
     raw::Client client(rigd.socket);
     rig_proxy_arena_reply arena = arena_of(client, stuck, raw::arena_bytes);
@@ -370,13 +387,10 @@ Test(hostile_descriptors, a_file_of_a_fuse_daemon_that_never_answers_holds_up_no
  * than before; another client is served meanwhile; once the server goes,
  * the closes end and rigd's descriptors return to before. */
 Test(hostile_descriptors, descriptors_waiting_on_a_stuck_file_system_are_bounded, .timeout = 120) {
-  RigdProcess rigd = start_guarded_rigd();
-  std::string directory = rigd.directory + "/fuse";
-  cr_assert(mkdir(directory.c_str(), 0700) == 0);
-  std::string why;
-  StuckFuse fuse(directory, rigd.pid, &why);
-  if (!fuse.mounted()) cr_skip_test("no FUSE file system can be mounted here: %s", why.c_str());
-  int stuck = fuse.open_file();
+  StuckFile file;
+  RigdProcess &rigd = file.rigd;
+  StuckFuse &fuse = file.fuse;
+  int stuck = file.fd;
   long before = descriptors_of(rigd.pid);
   {
     raw::Client attacker(rigd.socket);

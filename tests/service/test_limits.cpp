@@ -25,6 +25,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -59,43 +61,35 @@ int sparse_memfd(uint64_t bytes) {
   return fd;
 }
 
-// Export of the length bytes of handle on proxy: rigd's answer, its reason
-// in *why.
+// Request opcode on proxy with args, the payload a rig_proxy_code for
+// rigd's reason: rigd's answer, its reason in *why.
+rig_proxy_completion asked(raw::Client &client, uint16_t opcode, uint32_t proxy, std::array<uint64_t, 3> args,
+                           std::string *why) {
+  rig_proxy_entry e{};
+  e.opcode = opcode;
+  e.device = proxy;
+  std::copy(args.begin(), args.end(), e.args);
+  return client.with_code(e, {}, why);
+}
+
+// Export of the length bytes of handle on proxy.
 rig_proxy_completion export_of(raw::Client &client, uint32_t proxy, uint64_t handle, uint64_t length,
                                std::string *why = nullptr) {
-  rig_proxy_entry e{};
-  e.opcode = RIG_PROXY_OP_EXPORT;
-  e.device = proxy;
-  e.args[0] = handle;
-  e.args[2] = length;
-  return client.with_code(e, {}, why);
+  return asked(client, RIG_PROXY_OP_EXPORT, proxy, {handle, 0, length}, why);
 }
 
 rig_proxy_completion import_of(raw::Client &client, uint32_t proxy, uint64_t token, std::string *why = nullptr) {
-  rig_proxy_entry e{};
-  e.opcode = RIG_PROXY_OP_IMPORT;
-  e.device = proxy;
-  e.args[0] = token;
-  return client.with_code(e, {}, why);
+  return asked(client, RIG_PROXY_OP_IMPORT, proxy, {token, 0, 0}, why);
 }
 
 rig_proxy_completion map_peer_of(raw::Client &client, uint32_t proxy, uint64_t handle, std::string *why) {
-  rig_proxy_entry e{};
-  e.opcode = RIG_PROXY_OP_MAP_PEER;
-  e.device = proxy;
-  e.args[0] = handle;
-  return client.with_code(e, {}, why);
+  return asked(client, RIG_PROXY_OP_MAP_PEER, proxy, {handle, 0, 0}, why);
 }
 
 // An image load whose bytes are the first bytes of handle's memory.
 rig_proxy_completion image_of_memory(raw::Client &client, uint32_t proxy, uint64_t handle, uint64_t bytes,
                                      std::string *why) {
-  rig_proxy_entry e{};
-  e.opcode = RIG_PROXY_OP_IMAGE_LOAD;
-  e.device = proxy;
-  e.args[0] = handle;
-  e.args[1] = bytes;
-  return client.with_code(e, {}, why);
+  return asked(client, RIG_PROXY_OP_IMAGE_LOAD, proxy, {handle, bytes, 0}, why);
 }
 
 // A proxy of MEM:0 and a buffer of bytes on it: the buffer's handle.
