@@ -78,6 +78,7 @@ void Completions::expect(uint32_t proxy, size_t device, uint64_t value, const st
     return;
   }
   lane.values.push_back({proxy, device, value, points, after, rows});
+  lane.held.store(lane.values.size(), std::memory_order_relaxed);
   counters_.uses[device].queued.set(lane.values.size());
   queued_.fetch_add(1, std::memory_order_relaxed);
   lane.changed.notify_all();
@@ -135,6 +136,16 @@ void Completions::fail(uint32_t proxy, size_t device, const std::string &why) {
   if (hooks_.lost) hooks_.lost(proxy, why);
 }
 
+bool Completions::has_room(size_t device) const noexcept {
+  return lanes_[device]->held.load(std::memory_order_relaxed) < RIG_PROXY_VALUES_IN_FLIGHT;
+}
+
+void Completions::await_room(size_t device, std::chrono::milliseconds wait) {
+  std::unique_lock lock(mu_);
+  Lane &lane = *lanes_[device];
+  lane.drained.wait_for(lock, wait, [&] { return lane.values.size() < RIG_PROXY_VALUES_IN_FLIGHT; });
+}
+
 void Completions::pending(uint32_t proxy, uint64_t value, std::vector<rig_point_t> &points) const {
   // Nearly always so on a device whose work is done before its submit
   // returns, such as a memory device: nothing to look for.
@@ -188,6 +199,8 @@ void Completions::run(Lane &lane) {
     for (const auto &[row, n] : rows) row->finish(n);
     lock.lock();
     lane.values.pop_front();
+    lane.held.store(lane.values.size(), std::memory_order_relaxed);
+    if (lane.values.size() == RIG_PROXY_VALUES_IN_FLIGHT - 1) lane.drained.notify_all();
     counters_.uses[device].queued.set(lane.values.size());
     queued_.fetch_sub(1, std::memory_order_release);
   }

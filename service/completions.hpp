@@ -15,6 +15,7 @@
 #include <rig/rig.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -83,6 +84,15 @@ class Completions {
   // failed there.
   void fail(uint32_t proxy, size_t device, const std::string &why);
 
+  // Whether served device `device`'s lane holds fewer values than
+  // RIG_PROXY_VALUES_IN_FLIGHT, so that a hand-over on it may run now:
+  // past that many, the client's next hand-over waits (protocol.h), and
+  // rigd holds no more of its values.  Called by the thread that calls
+  // expect, for a device open_lane opened.
+  bool has_room(size_t device) const noexcept;
+  // Waits up to wait for has_room of device.
+  void await_room(size_t device, std::chrono::milliseconds wait);
+
   // Appends to points those of proxy's latest value up to value that is
   // not done yet, which say every earlier one's: a value's points, as
   // expect is given them, include those of the values it follows (its
@@ -107,7 +117,9 @@ class Completions {
   // that waits for them.
   struct Lane {
     std::deque<Value> values;  // the front is being waited for
+    std::atomic<size_t> held{0};  // values.size(), read without the lock
     std::condition_variable changed;
+    std::condition_variable drained;  // a full lane has room again
     std::thread thread;
   };
 

@@ -22,7 +22,7 @@ constexpr auto spin_after_entry = std::chrono::microseconds(200);
 // it goes back to the drivers (Requests::release_caches).
 constexpr auto idle_after_entry = std::chrono::seconds(1);
 // How often the poller looks at its stop flag while an allocation waits
-// on a waiter thread (Requests::waiting).
+// on a waiter thread (Requests::waiting), or a hand-over for room.
 constexpr auto waiting_look = std::chrono::milliseconds(10);
 
 }  // namespace
@@ -62,6 +62,13 @@ PollerEnd run_poller(const rig::proxy::RingSegment &rings, Requests &requests, c
     empty_polls = 0;
     fresh = worked = true;
     if (status == RingStatus::breach) return PollerEnd::breach;
+    // A hand-over past the values a device holds for the client waits in
+    // its slot: the client finds its ring full, and rigd's memory of its
+    // values stays bounded.
+    while (!requests.has_room(entry)) {
+      if (stopping.load(std::memory_order_acquire)) return PollerEnd::stopped;
+      requests.await_room(entry, waiting_look);
+    }
     rig_proxy_completion answer;
     bool answered = requests.handle(entry, answer);
     // The slot, and the payload it names, go back to the client only now

@@ -30,6 +30,10 @@ rig_proxy_completion RemoteClient::run(uint16_t opcode, uint32_t proxy, std::ini
   size_t i = 0;
   for (uint64_t a : args) entry.args[i++] = a;
   entry.payload_bytes = static_cast<uint32_t>(scratch_.size());
+  // A hand-over past the values its device holds for the client waits
+  // for one to be done, and this client's next messages with it, as a
+  // local client's ring waits (protocol.h's RIG_PROXY_VALUES_IN_FLIGHT).
+  while (!requests_.has_room(entry)) requests_.await_room(entry, std::chrono::milliseconds(100));
   rig_proxy_completion answer{};
   if (requests_.handle(entry, answer)) return answer;
   // An allocation that waits for room on its waiter thread: this client's

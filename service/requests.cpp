@@ -82,6 +82,25 @@ bool Requests::handle(const rig_proxy_entry &entry, rig_proxy_completion &answer
   return true;
 }
 
+namespace {
+
+bool hands_over(const rig_proxy_entry &entry) noexcept {
+  return entry.opcode == RIG_PROXY_OP_HANDOVER || entry.opcode == RIG_PROXY_OP_FILL;
+}
+
+}  // namespace
+
+bool Requests::has_room(const rig_proxy_entry &entry) const noexcept {
+  // Other entries, and hand-overs that name no proxy, which handle
+  // refuses, run at once.
+  if (!hands_over(entry) || entry.device >= proxies_.size()) return true;
+  return completions_.has_room(proxies_[entry.device].device);
+}
+
+void Requests::await_room(const rig_proxy_entry &entry, std::chrono::milliseconds wait) {
+  if (!has_room(entry)) completions_.await_room(proxies_[entry.device].device, wait);
+}
+
 void Requests::release_caches() const noexcept {
   for (size_t i = 0; i < current_.size(); ++i)
     if (current_[i]) {

@@ -61,6 +61,13 @@ class Requests {
   // allocation that waits (waiting()) has none yet.
   bool handle(const rig_proxy_entry &entry, rig_proxy_completion &answer);
 
+  // Whether entry may run now: not a hand-over of a proxy whose served
+  // device holds RIG_PROXY_VALUES_IN_FLIGHT of the client's values not done
+  // yet (protocol.h).  One that may not waits, in its slot, for await_room.
+  bool has_room(const rig_proxy_entry &entry) const noexcept;
+  // Waits up to wait for has_room of entry.
+  void await_room(const rig_proxy_entry &entry, std::chrono::milliseconds wait);
+
   // Whether an allocation waits for room on a waiter thread: one that a
   // full served device's reclamation would make wait for other clients'
   // work (ServedDevices::has_room), which must not hold up the poller.

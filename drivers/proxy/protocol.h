@@ -160,6 +160,14 @@ enum rig_proxy_opcode {
                                  255).  rigd reads no payload's lines for it */
 };
 
+/* The most values of one served device that a client's proxies have handed
+ * over and that are not done yet.  A hand-over past them waits in its slot
+ * of the submission ring, and the entries after it with it, until one of
+ * those values is done: a client that hands over faster than the device
+ * runs its work finds the ring full and waits, and rigd holds no more of
+ * its values in memory, whatever the values carry. */
+#define RIG_PROXY_VALUES_IN_FLIGHT 4096u
+
 /* What ALLOCATED counts: rigd's limits' kinds (rigd(8)), over every
  * client, then the clients connected. */
 enum rig_proxy_count {

@@ -4,6 +4,7 @@
  * in the test's process.  Accounts are ids 0 (the host, CPU), 1 (MEM:0)
  * and 2 (SIM:0). */
 #include "machine_client.hpp"
+#include "protocol.h"
 #include "rigd_log.hpp"
 #include "rigd_process.hpp"
 
@@ -25,12 +26,14 @@ extern "C" {
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace wire = rig::net::wire;
@@ -433,6 +436,41 @@ Test(rigd_machines, malformed_handover_fails_that_job_alone) {
   }
   cr_assert(other->send(handover(mem, 1, {wire::Get{{1, 0}, 64}})));
   cr_assert(other->await_report(mem, 1), "%s", other->await_failure().c_str());
+}
+
+/* A remote client's values of a device that are not done are at most
+ * RIG_PROXY_VALUES_IN_FLIGHT, as a local client's: behind a slow value,
+ * the agent takes no more HANDOVERs than fit beside it, however cheap
+ * each is to run, and runs the rest, in order, once it is done (PROXY-03,
+ * PROXY-39). */
+Test(rigd_machines, handovers_past_the_values_in_flight_wait_for_room) {
+  Agent agent;
+  auto c = agent.connect();
+  open_and_alloc(*c, sim, "latency_us=4000000", 1, 4096);
+  cr_assert(c->send(handover(sim, 1, {wire::Fill{{1, 0}, 16, 7}})));
+  const uint64_t values = 2 * uint64_t{RIG_PROXY_VALUES_IN_FLIGHT};
+  for (uint64_t v = 2; v <= 1 + values; ++v) cr_assert(c->send(handover(sim, v, {})));
+  // The agent's count of hand-overs it took, once it stops moving.
+  rig_service_options_t options{sizeof options, agent.rigd.socket.c_str()};
+  auto taken = [&] {
+    rig_service_stats_t *stats = nullptr;
+    cr_assert(rig_service_stats(&options, &stats) == RIG_OK, "%s", rig_last_error());
+    rig_service_client_info_t info{};
+    info.size = sizeof info;
+    cr_assert(rig_service_stats_client(stats, 0, &info) == RIG_OK);
+    rig_service_stats_release(stats);
+    return info.submissions;
+  };
+  uint64_t seen = 0;
+  for (uint64_t now = taken(); now != seen; now = taken()) {
+    seen = now;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  cr_assert(c->heard().empty(), "the slow fill was still running as the hand-overs were counted");
+  cr_assert_eq(seen, uint64_t{RIG_PROXY_VALUES_IN_FLIGHT}, "the agent took %llu of %llu hand-overs",
+               (unsigned long long)seen, (unsigned long long)(1 + values));
+  cr_assert(c->await_report(sim, 1 + values), "%s", c->await_failure().c_str());
+  cr_assert_eq(taken(), 1 + values);
 }
 
 /* Messages that break the wire's contract fail the job with what was

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -141,6 +142,79 @@ Test(rigd_requests, a_value_done_after_its_proxy_was_lost_raises_no_word, .timeo
   // Value 1's fill ends within its 300 ms; a raise would show by then.
   std::this_thread::sleep_for(std::chrono::milliseconds(900));
   cr_assert(value() == 0, "the lost word moved to %llu when value 1 finished", (unsigned long long)value());
+}
+
+/* A client's values of one served device that are not done are at most
+ * RIG_PROXY_VALUES_IN_FLIGHT (protocol.h): while its first value runs on a
+ * slow device, rigd takes no more of its hand-overs than that from the
+ * ring, however fast it hands over values that cost rigd nothing to run,
+ * and the rest wait in the ring.  Once the device is done, every value is
+ * raised, in order, and no hand-over was refused (PROXY-39, PROXY-80). */
+Test(rigd_requests, hand_overs_past_the_values_in_flight_wait_in_the_ring, .timeout = 90) {
+  // rigd inherits the knob: the fill takes 4 s, far longer than the pushes.
+  setenv("RIG_SIM", "latency_us=4000000", 1);
+  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
+  unsetenv("RIG_SIM");
+  Client client(rigd.socket);
+  auto sim = static_cast<uint32_t>(client.open(0));
+  rig_proxy_completion a = client.alloc(sim, 4096);
+  cr_assert(a.status == rig_ok);
+  cr_assert(client.fill(sim, 1, a.value, 0, 16, 7).status == rig_ok, "value 1 runs on the slow sim");
+  uint32_t next = 0, released_before = 0;
+  client.submissions.look(next, released_before);
+  cr_assert(released_before == next, "rigd took every entry before the empty values");
+
+  // Values of no parts, all from the one payload at 0.
+  const rig_proxy_handover none{0, 0};
+  cr_assert(client.payload.copy_in(0, std::as_bytes(std::span(&none, 1))));
+  const uint64_t wanted = 4 * uint64_t{RIG_PROXY_VALUES_IN_FLIGHT};
+  uint64_t pushed = 0;
+  auto still = std::chrono::steady_clock::now();
+  uint32_t released = released_before;
+  while (pushed < wanted) {
+    rig_proxy_entry e{};
+    e.opcode = RIG_PROXY_OP_HANDOVER;
+    e.device = sim;
+    e.args[0] = 2 + pushed;
+    e.payload_bytes = sizeof none;
+    e.tag = ++client.tag;
+    if (client.submissions.push(e) == rig::proxy::RingStatus::ok) {
+      pushed++;
+      continue;
+    }
+    // The ring is full: done once rigd has taken nothing more for 300 ms.
+    uint32_t now_released = 0;
+    client.submissions.look(next, now_released);
+    if (now_released != released) {
+      released = now_released;
+      still = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - still > std::chrono::milliseconds(300)) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  client.submissions.look(next, released);
+  const rig_proxy_word *w = client.word(sim);
+  auto value = [&] { return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(w->value)).load(); };
+  cr_assert(value() == 0, "the slow fill was still running as rigd's hand-overs were counted");
+  const uint32_t taken = released - released_before;
+  cr_assert(taken == RIG_PROXY_VALUES_IN_FLIGHT - 1,
+            "rigd took %u of %llu hand-overs behind the slow value; %u fit beside it", taken,
+            (unsigned long long)pushed, RIG_PROXY_VALUES_IN_FLIGHT - 1);
+  cr_assert(pushed < wanted, "the ring filled up behind the waiting hand-over");
+
+  // The fill ends: every value queued behind it is done, in order.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (value() < 1 + pushed && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  cr_assert(value() == 1 + pushed, "the word shows %llu of %llu values", (unsigned long long)value(),
+            (unsigned long long)(1 + pushed));
+  cr_assert(std::atomic_ref<uint32_t>(const_cast<uint32_t &>(w->lost)).load() == 0);
+  rig_proxy_entry nop{};
+  nop.opcode = RIG_PROXY_OP_NOP;
+  nop.args[0] = 5;
+  rig_proxy_completion c = client.request(nop);
+  cr_assert(c.status == rig_ok && c.value == 5, "no hand-over was answered: rigd refused none");
 }
 
 /* A FILL entry (protocol.h) is a hand-over of one fill carried in the
