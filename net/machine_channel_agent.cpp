@@ -29,7 +29,10 @@ AgentSide::AgentSide(std::shared_ptr<UcxEndpoint> endpoint, std::shared_ptr<Rout
       peer_(endpoint->peer()),
       queue_max_(queue_max),
       endpoint_(std::move(endpoint)),
-      spares_(2, queue_max) {}
+      spares_(2, queue_max) {
+  // Until ACCEPT the client sends its PROOF alone: nothing is held for it.
+  endpoint_->bound_held(kHandshakeHeld);
+}
 
 AgentSide::~AgentSide() { close(); }
 
@@ -124,6 +127,7 @@ void AgentSide::open(std::string key_id, std::string hello) {
   key_id_ = std::move(key_id);
   hello_ = std::move(hello);
   phase_ = Phase::open;
+  if (endpoint_) endpoint_->bound_held({});
 }
 
 std::span<std::byte> AgentSide::place(uint16_t id, std::span<const std::byte> header, size_t length) {

@@ -4,6 +4,7 @@
 // its handshake, its owner takes its messages in order.
 #pragma once
 
+#include "auth_messages.hpp"
 #include "machine_channel_frame.hpp"
 #include "spare_bytes.hpp"
 
@@ -31,6 +32,11 @@ class Router {
 
 class AgentSide final : public AgentConnection {
  public:
+  // The link's reorder point for a client that has not proved its key:
+  // one message that came early, of a PROOF's size at most; the link's
+  // default bound (UcxHeldBound) once it has.
+  static constexpr UcxHeldBound kHandshakeHeld{1, kProofMax + 4096};
+
   // What the handshake has reached.
   enum class Phase { authenticating, checking, open };
 

@@ -54,6 +54,16 @@ UcxEndpointStats UcxEndpoint::stats() const {
           behind_landing_.load(std::memory_order_relaxed)};
 }
 
+void UcxEndpoint::bound_held(UcxHeldBound bound) noexcept {
+  held_messages_max_.store(bound.messages, std::memory_order_relaxed);
+  held_bytes_max_.store(bound.bytes, std::memory_order_relaxed);
+}
+
+uint64_t UcxEndpoint::held_bytes(const UcxArrival &arrival) noexcept {
+  // A rendezvous' data is still the peer's: its header alone is held.
+  return arrival.header.size() + (arrival.rendezvous ? 0 : arrival.length);
+}
+
 UcxStatus UcxEndpoint::send(uint16_t id, std::span<const std::byte> header, std::span<const std::byte> data) {
   std::vector<std::byte> frame(detail::kUcxFrameBytes + header.size());
   std::memcpy(frame.data() + sizeof(uint64_t), &id, sizeof id);
@@ -156,9 +166,25 @@ void UcxEndpoint::arrive(UcxArrival arrival) {
     fail(UCS_ERR_INVALID_PARAM, details);
     return;
   }
+  const uint64_t bytes = held_bytes(arrival);
+  const size_t messages_max = held_messages_max_.load(std::memory_order_relaxed);
+  const uint64_t bytes_max = held_bytes_max_.load(std::memory_order_relaxed);
+  // The message awaited is taken whatever is held: it delivers them.
+  if (arrival.seq != next_deliver_seq_ && (arrived_.size() >= messages_max || held_bytes_ + bytes > bytes_max)) {
+    const std::string details = "(message " + std::to_string(arrival.seq) + " of " + std::to_string(bytes) +
+                                " bytes came with " + std::to_string(arrived_.size()) + " messages of " +
+                                std::to_string(held_bytes_) + " bytes held, waiting for message " +
+                                std::to_string(next_deliver_seq_) + ": past the bound of " +
+                                std::to_string(messages_max) + " messages and " + std::to_string(bytes_max) +
+                                " bytes held)";
+    core_->release(arrival);
+    fail(UCS_ERR_EXCEEDS_LIMIT, details);
+    return;
+  }
   if (arrival.seq < highest_arrived_)
     out_of_order_.fetch_add(1, std::memory_order_relaxed);
   if (arrival.seq > highest_arrived_) highest_arrived_ = arrival.seq;
+  held_bytes_ += bytes;
   arrived_.emplace(arrival.seq, std::move(arrival));
 }
 
@@ -203,6 +229,7 @@ void UcxEndpoint::deliver_ready() {
     if (next == arrived_.end()) return;
     UcxArrival arrival = std::move(next->second);
     arrived_.erase(next);
+    held_bytes_ -= held_bytes(arrival);
     std::shared_ptr<const UcxHandler> handler = core_->handler(arrival.id);
     if (!handler || !handler->deliver) {
       core_->release(arrival);
@@ -294,6 +321,7 @@ void UcxEndpoint::deliver_ready() {
 void UcxEndpoint::drop_held() {
   for (auto &[seq, arrival] : arrived_) core_->release(arrival);
   arrived_.clear();
+  held_bytes_ = 0;
 }
 
 UcxResult<std::unique_ptr<UcxRemoteRegion>> UcxEndpoint::open_region(const UcxRegionKey &key) {

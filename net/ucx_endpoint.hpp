@@ -20,7 +20,8 @@
 // Failure: the first error of the connection (UCX's error callback, a
 // silent peer past the failure bound, or a message the link cannot hand
 // over: no handler for its id, a placed buffer too small, a handler that
-// threw) fails the endpoint once, with the
+// threw; a peer past the reorder point's bound, UcxHeldBound) fails the
+// endpoint once, with the
 // message "the link to HOST:PORT failed: <UCX's reason>"; the failure
 // handler hears it once, every send, put and get pending then ends with it,
 // and every later one fails at once with it.
@@ -71,6 +72,16 @@ struct UcxHandler {
   std::function<void(const UcxMessage &message)> deliver;
 };
 
+// The most the reorder point holds for an endpoint: messages that came
+// before one sent earlier, or while an earlier one's data lands, and the
+// bytes of their headers and eager data (UCX's memory, or the link's).  A
+// peer that passes either fails its endpoint: a sender that skips a
+// sequence number would otherwise have every later message held for good.
+struct UcxHeldBound {
+  size_t messages = 4096;
+  uint64_t bytes = uint64_t{64} << 20;
+};
+
 // How often the receiver's reorder point held a message.
 struct UcxEndpointStats {
   uint64_t delivered = 0;        // messages handed to their handler
@@ -108,6 +119,10 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
 
   UcxEndpointStats stats() const;
 
+  // Sets the reorder point's bound (UcxHeldBound's defaults until then),
+  // from any thread; it applies to messages that arrive from then on.
+  void bound_held(UcxHeldBound bound) noexcept;
+
   // From a handler's place, on the progress thread: owner stays alive until
   // the message placed has landed and been delivered (or failed), so that
   // the span place gave stays valid where the handler's owner lets go of
@@ -136,6 +151,8 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
   void note_arrival();
   // Gives UCX back the data of messages held (also in the destructor).
   void drop_held();
+  // What arrival holds of the reorder point's bytes while it waits there.
+  static uint64_t held_bytes(const detail::UcxArrival &arrival) noexcept;
   // Any thread: something came from the peer.
   void heard(int64_t now_ns) { last_heard_ns_.store(now_ns, std::memory_order_relaxed); }
   // Fails the endpoint with UCX's reason (and details after it); any thread
@@ -167,6 +184,9 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
   std::map<uint64_t, detail::UcxArrival> arrived_;
   uint64_t next_deliver_seq_ = 0;
   uint64_t highest_arrived_ = 0;
+  uint64_t held_bytes_ = 0;  // of arrived_'s messages
+  std::atomic<size_t> held_messages_max_{UcxHeldBound{}.messages};
+  std::atomic<uint64_t> held_bytes_max_{UcxHeldBound{}.bytes};
   std::unique_ptr<Landing> landing_;
   std::shared_ptr<const void> keep_;  // keep_while_landing's, until the placing ends
 
