@@ -182,13 +182,20 @@ class AgentListener {
     // would pass it fails, so that no client grows the agent's memory
     // without bound.  A HANDOVER larger than it cannot pass.
     uint64_t queue_max = uint64_t{1} << 30;
+    // The most connections that prove their keys at once, over all
+    // peers and from one host: past either, a new connection is refused
+    // at once, so that peers without a key hold no more of the agent's
+    // memory and descriptors than that, and slow ones no others' turn.
+    size_t handshakes_max = 64;
+    size_t handshakes_per_host = 8;
   };
   // Runs, on a thread of the listener's own (never the progress thread),
   // with each connection authenticated.
   using Accept = std::function<void(std::shared_ptr<AgentConnection> connection)>;
   // Runs likewise with each connection refused: its peer, and the cause
   // for the agent's log (auth_agent.hpp's AgentRefused::cause; "no PROOF
-  // from PEER in N ms"; the reason a connection failed in its handshake).
+  // from PEER in N ms"; the reason a connection failed in its handshake;
+  // "N connections from HOST prove their keys already, the most ...").
   using Refused = std::function<void(const std::string &peer, const std::string &cause)>;
 
   // Listens on address ("HOST:PORT", port 0 for one the system picks), or

@@ -8,6 +8,7 @@
 #include "auth_agent.hpp"
 #include "ucx_listener.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace rig::net {
@@ -51,6 +52,7 @@ struct AgentListener::State {
   Refused refused;
   std::chrono::milliseconds bound{0};
   uint64_t queue_max = 0;
+  size_t handshakes_max = 0, handshakes_per_host = 0;
   std::shared_ptr<channel::Router> router = std::make_shared<channel::Router>();
 
   std::shared_ptr<Inbox> inbox = std::make_shared<Inbox>();
@@ -89,10 +91,11 @@ struct AgentListener::State {
     std::vector<Handshake> handshakes;
     std::unique_lock lock(inbox->mutex);
     while (!inbox->stopping) {
-      for (auto &side : inbox->arrived) handshakes.push_back({std::move(side), std::nullopt, Clock::now() + bound});
-      inbox->arrived.clear();
+      std::vector<std::shared_ptr<AgentSide>> arrived;
+      arrived.swap(inbox->arrived);
       inbox->poked = false;
       lock.unlock();
+      for (auto &side : arrived) admit(handshakes, std::move(side));
       for (auto it = handshakes.begin(); it != handshakes.end();)
         it = step_or_drop(*it) ? handshakes.erase(it) : it + 1;
       lock.lock();
@@ -101,6 +104,31 @@ struct AgentListener::State {
       inbox->changed.wait_until(lock, next, [&] { return inbox->stopping || inbox->poked || !inbox->arrived.empty(); });
     }
   }
+
+  // Starts side's handshake, or refuses it where too many connections
+  // prove their keys already (Options::handshakes_max, _per_host).
+  void admit(std::vector<Handshake> &handshakes, std::shared_ptr<AgentSide> side) {
+    const std::string host = host_of(side->peer());
+    const size_t from_host = static_cast<size_t>(std::count_if(
+        handshakes.begin(), handshakes.end(), [&](const Handshake &h) { return host_of(h.side->peer()) == host; }));
+    std::string cause;
+    if (from_host >= handshakes_per_host)
+      cause = std::to_string(from_host) + " connections from " + host + " prove their keys already, the most from one host";
+    else if (handshakes.size() >= handshakes_max)
+      cause = std::to_string(handshakes.size()) + " connections prove their keys already, the most at once";
+    if (cause.empty()) {
+      handshakes.push_back({std::move(side), std::nullopt, Clock::now() + bound});
+      return;
+    }
+    try {
+      refuse_quietly(*side, cause);
+    } catch (...) {
+      side->close();
+    }
+  }
+
+  // The host of a peer "HOST:PORT".
+  static std::string host_of(const std::string &peer) { return peer.substr(0, peer.rfind(':')); }
 
   // As step; a handshake whose step threw (memory ran out, the owner's
   // callback threw) is dropped, since nothing may end the thread.
@@ -181,6 +209,8 @@ Outcome<std::unique_ptr<AgentListener>> AgentListener::listen(const std::string 
   state->refused = std::move(refused);
   state->bound = options.ucx.failure_bound;
   state->queue_max = options.queue_max;
+  state->handshakes_max = options.handshakes_max;
+  state->handshakes_per_host = options.handshakes_per_host;
   State *raw = state.get();
   auto link = channel::make_link(
       options.ucx,

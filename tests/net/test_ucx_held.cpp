@@ -3,11 +3,16 @@
 // past the bound's messages or bytes fails its endpoint, saying what it
 // held; within the bound, the message awaited delivers everything held,
 // in order.  The agent holds nothing for a client that has not proved its
-// key (AgentSide::kHandshakeHeld).  rigd's trust rules (DESIGN.md: no peer
+// key (AgentSide::kHandshakeHeld), and holds at most handshakes_max such
+// clients at once (AgentListener::Options).  rigd's trust rules (DESIGN.md: no peer
 // that reaches the agent brings it down); no rule ID in RULES.md.
 #include <criterion/criterion.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -149,4 +154,55 @@ Test(ucx_held, the_agent_holds_one_early_message_of_a_client_without_a_proof) {
                 std::string::npos,
             "cause: \"%s\"", cause.c_str());
   cr_assert(raw.closed(std::chrono::seconds(5)), "the agent kept the connection");
+}
+
+// Past handshakes_max connections proving their keys, a new one is closed
+// at once; one that goes makes room for the next.  The agent runs in a
+// child process, as in a_failure_at_accept_reaches_the_owner_PROXY_89:
+// UCX 1.13 may assert where one process's workers open and close
+// sockets at once.
+Test(ucx_held, the_agent_closes_connections_past_the_handshakes_it_holds) {
+  int to_parent[2], to_child[2];
+  cr_assert(pipe(to_parent) == 0 && pipe(to_child) == 0);
+  pid_t agent_pid = fork();
+  cr_assert(agent_pid >= 0);
+  if (agent_pid == 0) {
+    close(to_parent[0]);
+    close(to_child[1]);
+    AgentListener::Options options;
+    options.handshakes_max = 2;
+    Agent agent(options);
+    const std::string &address = agent.listener->address();
+    char done;
+    if (write(to_parent[1], address.data(), address.size()) == static_cast<ssize_t>(address.size()))
+      while (read(to_child[0], &done, 1) < 0 && errno == EINTR) {
+      }
+    _exit(0);
+  }
+  close(to_parent[1]);
+  close(to_child[0]);
+  char address[64] = {};
+  cr_assert(read(to_parent[0], address, sizeof address - 1) > 0, "the agent did not listen");
+  const auto kept = std::chrono::milliseconds(300);
+  auto first = std::make_unique<RawUcpSender>(address);
+  cr_assert(!first->closed(kept), "the agent closed the first connection");
+  RawUcpSender second(address);
+  cr_assert(!second.closed(kept), "the agent closed the second connection");
+  {
+    RawUcpSender third(address);
+    cr_assert(third.closed(std::chrono::seconds(5)), "the agent kept a third connection proving its key");
+  }
+  first.reset();
+  // The agent hears the first go, then has room for one more.
+  std::unique_ptr<RawUcpSender> fourth;
+  for (int tries = 0; tries < 50 && !fourth; tries++) {
+    fourth = std::make_unique<RawUcpSender>(address);
+    if (fourth->closed(kept)) fourth.reset();
+  }
+  cr_assert(fourth != nullptr, "no room for a connection after the first went");
+  cr_assert(!second.closed(std::chrono::milliseconds(0)));
+  close(to_child[1]);
+  int status = 0;
+  cr_assert(waitpid(agent_pid, &status, 0) == agent_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "the agent ended with status %#x", status);
 }

@@ -5,6 +5,7 @@
  * and 2 (SIM:0). */
 #include "machine_client.hpp"
 #include "protocol.h"
+#include "raw_ucp_sender.hpp"
 #include "rigd_log.hpp"
 #include "rigd_process.hpp"
 
@@ -32,6 +33,7 @@ extern "C" {
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -410,6 +412,35 @@ Test(rigd_machines, refused_authentication_while_another_client_works) {
   std::vector<std::string> refused = await_lines(agent.rigd, {"refused a machine connection"}, 2);
   cr_assert_eq(refused.size(), 2u, "%s", whole_log(agent.rigd).c_str());
   cr_assert(whole_log(agent.rigd).find(secret) == std::string::npos, "the log shows a secret");
+}
+
+/* Peers that connect and prove no key hold at most 8 of rigd's
+ * handshakes from one host (rigd(8)): a ninth is closed at once, rigd
+ * logging why, while the eight stay open until their failure bound; once
+ * they go, a client with the key connects and works. */
+Test(rigd_machines, a_host_holds_at_most_8_connections_proving_keys) {
+  Agent agent;
+  const auto kept = std::chrono::milliseconds(200);
+  std::vector<std::unique_ptr<rig::net::test::RawUcpSender>> pending;
+  for (int i = 0; i < 8; ++i) {
+    pending.push_back(std::make_unique<rig::net::test::RawUcpSender>(agent.address));
+    cr_assert(!pending.back()->closed(kept), "rigd closed connection %d in its handshake", i);
+  }
+  {
+    rig::net::test::RawUcpSender ninth(agent.address);
+    cr_assert(ninth.closed(std::chrono::seconds(5)), "rigd kept a ninth connection from the host");
+  }
+  std::vector<std::string> refused =
+      await_lines(agent.rigd, {"refused a machine connection from 127.0.0.1:",
+                               ": 8 connections from 127.0.0.1 prove their keys already, the most from one host"});
+  cr_assert_eq(refused.size(), 1u, "%s", whole_log(agent.rigd).c_str());
+  for (auto &p : pending) cr_assert(!p->closed(std::chrono::milliseconds(0)), "rigd closed a connection it held");
+  pending.clear();
+  // Each that went ends its handshake, which rigd logs.
+  cr_assert_eq(await_lines(agent.rigd, {"refused a machine connection"}, 9).size(), 9u, "%s",
+               whole_log(agent.rigd).c_str());
+  auto c = agent.connect();
+  open_and_alloc(*c, mem, "", 1, 4096);
 }
 
 /* A malformed HANDOVER (an object not held, a range past the end) fails
