@@ -180,7 +180,8 @@ class AgentListener {
     // The most bytes of a connection's messages that the owner has not
     // taken yet (next), the one landing included: a client whose message
     // would pass it fails, so that no client grows the agent's memory
-    // without bound.  A HANDOVER larger than it cannot pass.
+    // without bound.  A HANDOVER larger than it cannot pass.  Messages wait
+    // as the bytes they came in, and are decoded as the owner takes them.
     uint64_t queue_max = uint64_t{1} << 30;
     // The most connections that prove their keys at once, over all
     // peers and from one host: past either, a new connection is refused

@@ -37,13 +37,28 @@ AgentSide::AgentSide(std::shared_ptr<UcxEndpoint> endpoint, std::shared_ptr<Rout
 AgentSide::~AgentSide() { close(); }
 
 std::optional<ReceivedMessage> AgentSide::next(std::chrono::milliseconds wait) {
-  std::unique_lock lock(mutex_);
-  changed_.wait_for(lock, wait, [&] { return failed_ || !queue_.empty(); });
-  // What came before a failure is still the client's, in order.
-  if (queue_.empty()) return std::nullopt;
-  ReceivedMessage taken = std::move(queue_.front());
-  queue_.pop_front();
-  queued_bytes_ -= taken.bytes.size();
+  Landed landed;
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, wait, [&] { return failed_ || !queue_.empty(); });
+    // What came before a failure is still the client's, in order.
+    if (queue_.empty()) return std::nullopt;
+    landed = std::move(queue_.front());
+    queue_.pop_front();
+    queued_bytes_ -= landed.bytes.size();
+  }
+  // Decoded here, on the owner's thread, one message at a time: decoded,
+  // a hand-over's parts take several times their encoding's bytes, which
+  // the queue's bound counts.  The header's bytes lead the landing (place).
+  ReceivedMessage taken;
+  taken.bytes = std::move(landed.bytes);
+  auto decoded = decode_message(landed.id, {}, std::as_bytes(std::span(taken.bytes)));
+  if (!decoded) {
+    fail(decoded.error().message);
+    close();
+    return std::nullopt;
+  }
+  taken.message = std::move(decoded.value());
   return taken;
 }
 
@@ -170,14 +185,9 @@ bool AgentSide::deliver(const UcxMessage &message) {
     phase_ = Phase::checking;
     return true;
   }
-  ReceivedMessage received;
-  received.bytes = std::move(landing_);
-  // The header's bytes lead the landing already (place).
-  auto decoded = decode_message(message.id, {}, std::as_bytes(std::span(received.bytes)));
-  if (!decoded) fail_here(decoded.error().message);
-  received.message = std::move(decoded.value());
-  const bool closing = std::holds_alternative<wire::Close>(received.message);
-  queue_.push_back(std::move(received));
+  // Decoded as the owner takes it (next); a CLOSE, its header alone.
+  const bool closing = message.id == static_cast<uint16_t>(wire::Kind::Close);
+  queue_.push_back({message.id, std::move(landing_)});
   // After CLOSE, nothing: closing the endpoint tells the client its CLOSE
   // arrived.
   if (closing) fail_here("the client closed the connection");

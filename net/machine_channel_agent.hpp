@@ -88,7 +88,12 @@ class AgentSide final : public AgentConnection {
   std::vector<uint8_t> proof_;
   std::vector<uint8_t> landing_;  // one at a time: the link places after it delivered
   SpareBytes spares_;             // landings the owner gave back
-  std::deque<ReceivedMessage> queue_;
+  // A message as it landed, the header's bytes first: decoded by next.
+  struct Landed {
+    uint16_t id = 0;
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<Landed> queue_;
   uint64_t queued_bytes_ = 0;  // queue_'s and landing_'s
 };
 
