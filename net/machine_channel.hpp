@@ -161,7 +161,9 @@ class AgentConnection {
   virtual UcxStatus send(const wire::Message &message) = 0;
   virtual bool failed() const = 0;
   virtual std::string failure() const = 0;
-  // Closes the endpoint; next() then answers nullopt at once.
+  // Closes the connection at once, ending the sends that wait on it
+  // (such as a BYTES the client does not take); next() then answers
+  // nullopt at once.
   virtual void close() = 0;
   // The bytes of a message next() gave, once the owner is done with them:
   // a later message lands in them, whose pages are mapped already (at most

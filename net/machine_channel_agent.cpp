@@ -107,7 +107,9 @@ void AgentSide::close() {
   }
   if (!endpoint) return;
   router_->remove(key_);
-  endpoint.reset();  // closes it, unless a send still holds it
+  // Closed now rather than by its last holder: a send blocked on a client
+  // that takes nothing, or a landing it never finishes, holds it too.
+  endpoint->abort("the agent closed the connection");
 }
 
 void AgentSide::fail(const std::string &why) {

@@ -373,7 +373,9 @@ void UcxCore::close_now(ucp_ep_h ep) {
   UcxWaiter waiter;
   const ucp_request_param_t param = waiter.param(UCP_EP_CLOSE_FLAG_FORCE);
   waiter.posted(ucp_ep_close_nbx(ep, &param));
-  if (waiter.pending()) wake();
+  // Even a close done at once leaves its lanes' discard, and the requests
+  // it ends, to the progress thread, which may sleep till its next beat.
+  wake();
   // Without the progress thread (stopped), this thread progresses.
   while (!waiter.wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(10)))
     if (stopping_.load(std::memory_order_acquire)) ucp_worker_progress(worker_);

@@ -123,6 +123,8 @@ void UcxEndpoint::fail(ucs_status_t status, const std::string &details) {
   }
 }
 
+void UcxEndpoint::abort(const std::string &why) { fail(UCS_ERR_CANCELED, "(" + why + ")"); }
+
 void UcxEndpoint::close() {
   ucp_ep_h ep;
   {

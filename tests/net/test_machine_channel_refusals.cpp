@@ -15,10 +15,13 @@
 // failure, with its root cause, reaches everything on the link).
 #include <criterion/criterion.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <thread>
 
 #include "auth_client.hpp"
 #include "machine_channel_frame.hpp"
@@ -263,6 +266,69 @@ Test(machine_channel_refusals, a_failure_at_accept_reaches_the_owner_PROXY_89) {
   int status = 0;
   cr_assert(waitpid(agent_pid, &status, 0) == agent_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
             "the agent ended with status %#x", status);
+}
+
+// The agent's close ends a send that waits on a client that takes
+// nothing (a stopped process: its link fetches no rendezvous, and sends no
+// heartbeat, but the failure bound is a minute here): the send returns
+// failed within a second of the close, rather than holding the
+// connection open.  The client is a child process, which stops itself.
+Test(machine_channel_refusals, close_ends_a_send_the_client_never_takes, .timeout = 60) {
+  // The client forks before this process has any of UCX's state.
+  int address_pipe[2], ready[2];
+  cr_assert(pipe(address_pipe) == 0 && pipe(ready) == 0);
+  pid_t client_pid = fork();
+  cr_assert(client_pid >= 0);
+  if (client_pid == 0) {
+    close(address_pipe[1]);
+    close(ready[0]);
+    char address[64] = {};
+    char ok = 0;
+    if (read(address_pipe[0], address, sizeof address - 1) > 0) {
+      Inbox inbox;
+      ClientChannel::Options client = client_options();
+      client.ucx.failure_bound = std::chrono::seconds(60);
+      auto connected = ClientChannel::connect(address, key("alpha", 'a'), client, inbox.handlers());
+      ok = connected.ok() ? 1 : 0;
+      (void)!write(ready[1], &ok, 1);
+      raise(SIGSTOP);
+    }
+    _exit(0);
+  }
+  close(address_pipe[0]);
+  close(ready[1]);
+  AgentListener::Options options;
+  options.ucx.failure_bound = std::chrono::seconds(60);
+  Agent agent(options);
+  const std::string &address = agent.listener->address();
+  cr_assert(write(address_pipe[1], address.data(), address.size()) == static_cast<ssize_t>(address.size()));
+  char ok = 0;
+  cr_assert(read(ready[0], &ok, 1) == 1 && ok == 1, "the client did not connect");
+  int status = 0;
+  cr_assert(waitpid(client_pid, &status, WUNTRACED) == client_pid && WIFSTOPPED(status));
+  auto connection = agent.take();
+  const std::vector<uint8_t> data(64 << 20, 7);
+  std::atomic<bool> returned{false};
+  UcxStatus sent = UcxStatus::success();
+  std::thread sender([&] {
+    sent = connection->send(wire::Bytes{1, 1, 0, 0, wire::Data{data}});
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const bool waited = !returned;
+  const auto closed_at = std::chrono::steady_clock::now();
+  connection->close();
+  while (!returned && std::chrono::steady_clock::now() - closed_at < std::chrono::seconds(5))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const bool returned_at_close = returned;
+  const double after = std::chrono::duration<double>(std::chrono::steady_clock::now() - closed_at).count();
+  // A killed client ends the send in any case.
+  kill(client_pid, SIGKILL);
+  waitpid(client_pid, &status, 0);
+  sender.join();
+  cr_assert(waited, "the send returned before the close, with the client stopped");
+  cr_assert(returned_at_close && after < 1.0, "the send still waited %.1f s after the close", after);
+  cr_assert(!sent.ok(), "a send to a stopped client succeeded");
 }
 
 Test(machine_channel_refusals, a_kind_from_the_wrong_end_fails_the_connection_and_is_not_sent) {
