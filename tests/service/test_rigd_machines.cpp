@@ -494,11 +494,12 @@ Test(rigd_machines, handovers_past_the_values_in_flight_wait_for_room) {
     rig_service_stats_release(stats);
     return info.submissions;
   };
-  uint64_t seen = 0;
-  for (uint64_t now = taken(); now != seen; now = taken()) {
-    seen = now;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
+  // Up to the bound, then a while longer for any past it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (taken() < RIG_PROXY_VALUES_IN_FLIGHT && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const uint64_t seen = taken();
   cr_assert(c->heard().empty(), "the slow fill was still running as the hand-overs were counted");
   cr_assert_eq(seen, uint64_t{RIG_PROXY_VALUES_IN_FLIGHT}, "the agent took %llu of %llu hand-overs",
                (unsigned long long)seen, (unsigned long long)(1 + values));

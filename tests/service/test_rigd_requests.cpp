@@ -169,8 +169,10 @@ Test(rigd_requests, hand_overs_past_the_values_in_flight_wait_in_the_ring, .time
   cr_assert(client.payload.copy_in(0, std::as_bytes(std::span(&none, 1))));
   const uint64_t wanted = 4 * uint64_t{RIG_PROXY_VALUES_IN_FLIGHT};
   uint64_t pushed = 0;
-  auto still = std::chrono::steady_clock::now();
   uint32_t released = released_before;
+  // Pushes until the ring is full and rigd has taken as many as fit beside
+  // the slow value, or 20 s passed; then a while longer for any past them.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (pushed < wanted) {
     rig_proxy_entry e{};
     e.opcode = RIG_PROXY_OP_HANDOVER;
@@ -182,17 +184,13 @@ Test(rigd_requests, hand_overs_past_the_values_in_flight_wait_in_the_ring, .time
       pushed++;
       continue;
     }
-    // The ring is full: done once rigd has taken nothing more for 300 ms.
-    uint32_t now_released = 0;
-    client.submissions.look(next, now_released);
-    if (now_released != released) {
-      released = now_released;
-      still = std::chrono::steady_clock::now();
-    } else if (std::chrono::steady_clock::now() - still > std::chrono::milliseconds(300)) {
+    client.submissions.look(next, released);
+    if (released - released_before >= RIG_PROXY_VALUES_IN_FLIGHT - 1 ||
+        std::chrono::steady_clock::now() > deadline)
       break;
-    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   client.submissions.look(next, released);
   const rig_proxy_word *w = client.word(sim);
   auto value = [&] { return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(w->value)).load(); };
@@ -204,7 +202,7 @@ Test(rigd_requests, hand_overs_past_the_values_in_flight_wait_in_the_ring, .time
   cr_assert(pushed < wanted, "the ring filled up behind the waiting hand-over");
 
   // The fill ends: every value queued behind it is done, in order.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (value() < 1 + pushed && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   cr_assert(value() == 1 + pushed, "the word shows %llu of %llu values", (unsigned long long)value(),
