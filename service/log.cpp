@@ -39,10 +39,11 @@ bool stderr_is_journal() noexcept {
 bool utf8_continuation(char c) noexcept { return (static_cast<unsigned char>(c) & 0xc0) == 0x80; }
 
 // Copies text into out, of room bytes at most, each control character (a
-// byte below 0x20, and 0x7f) as \xNN, and answers the bytes written.  A
-// line holds clients' text (a configuration rigd refuses, a peer's
-// command): a newline of theirs must not end the line and begin one that
-// the journal would take as rigd's, at a priority of their choosing.
+// byte below 0x20, and 0x7f) and backslash as \xNN, and answers the bytes
+// written.  A line holds clients' text (a configuration rigd refuses, a
+// peer's command): a newline of theirs must not end the line and begin one
+// that the journal would take as rigd's, at a priority of their choosing,
+// and a backslash of theirs must not pass for one of rigd's escapes.
 // Other bytes, UTF-8's included, pass as they are; text that does not fit
 // is cut before a character, never inside one.
 size_t escape(std::string_view text, char *out, size_t room) noexcept {
@@ -50,7 +51,7 @@ size_t escape(std::string_view text, char *out, size_t room) noexcept {
   size_t n = 0, i = 0;
   for (; i < text.size(); ++i) {
     auto c = static_cast<unsigned char>(text[i]);
-    bool control = c < 0x20 || c == 0x7f;
+    bool control = c < 0x20 || c == 0x7f || c == '\\';
     if (n + (control ? 4 : 1) > room) break;
     if (control) {
       out[n++] = '\\';

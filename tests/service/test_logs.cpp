@@ -176,9 +176,10 @@ Test(logs, under_the_journal_lines_carry_their_priorities, .timeout = 120) {
 
 /* A client's text in a line (its command's name; the configuration of an
  * open rigd refuses, which the refusal quotes) has its control characters
- * escaped, as \xNN, and its UTF-8 kept: a newline in it cannot end the
- * line and begin another that the journal would take as rigd's, at a
- * priority of the client's choosing (<0>, emergency). */
+ * and backslashes escaped, as \xNN, and its UTF-8 kept: a newline in it
+ * cannot end the line and begin another that the journal would take as
+ * rigd's, at a priority of the client's choosing (<0>, emergency), nor a
+ * backslash of its own pass for an escape. */
 Test(logs, a_clients_text_forges_no_line, .timeout = 120) {
   RigdProcess rigd = start_rigd_with_config(served, "", [](const std::string &d) { log_to_file(d, true); });
   {
@@ -188,11 +189,12 @@ Test(logs, a_clients_text_forges_no_line, .timeout = 120) {
       client.emplace(rigd.socket);
     }
     client->open(0);
-    cr_assert_eq(open_with(*client, 0, "x\n<0>forged by a configuration\t(déjà vu)"), RIG_EOPEN,
+    cr_assert_eq(open_with(*client, 0, "x\n<0>forged by a configuration\t(déjà vu) \\x0a"), RIG_EOPEN,
                  "the open with another configuration than the live instance's is refused");
   }
-  cr_assert_eq(await_lines(rigd, {"not \"x\\x0a<0>forged by a configuration\\x09(déjà vu)\""}).size(), 1u,
-               "the refusal quotes the configuration, its newline escaped:\n%s", whole_log(rigd).c_str());
+  cr_assert_eq(
+      await_lines(rigd, {"not \"x\\x0a<0>forged by a configuration\\x09(déjà vu) \\x5cx0a\""}).size(), 1u,
+      "the refusal quotes the configuration, its newline and backslash escaped:\n%s", whole_log(rigd).c_str());
   cr_assert_eq(await_lines(rigd, {"command rig\\x0a<0>forged", ") connected"}).size(), 1u,
                "the arrival names the command, its newline escaped:\n%s", whole_log(rigd).c_str());
   for (const std::string &line : lines_of(rigd))
