@@ -30,7 +30,8 @@ AgentSide::AgentSide(std::shared_ptr<UcxEndpoint> endpoint, std::shared_ptr<Rout
       queue_max_(queue_max),
       endpoint_(std::move(endpoint)),
       spares_(2, queue_max) {
-  // Until ACCEPT the client sends its PROOF alone: nothing is held for it.
+  // Until ACCEPT the client sends its PROOF alone: the link holds at most
+  // one early message for it.
   endpoint_->bound_held(kHandshakeHeld);
 }
 

@@ -160,7 +160,10 @@ void UcxEndpoint::beat(int64_t now_ns) {
 
 void UcxEndpoint::arrive(UcxArrival arrival) {
   heard(ucx_now_ns());
-  if (arrival.seq == UINT64_MAX || arrival.seq < next_deliver_seq_ || arrived_.count(arrival.seq) != 0) {
+  // A message landing is one the reorder point no longer holds, but not
+  // yet one it delivered: its number again is a repeat too.
+  const bool landing = landing_ && arrival.seq == landing_->arrival.seq;
+  if (arrival.seq == UINT64_MAX || arrival.seq < next_deliver_seq_ || landing || arrived_.count(arrival.seq) != 0) {
     const std::string details = arrival.seq == UINT64_MAX
                                     ? "(a message without the link's frame)"
                                     : "(message " + std::to_string(arrival.seq) + " came twice)";

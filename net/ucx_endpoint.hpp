@@ -102,8 +102,8 @@ class UcxEndpoint : public std::enable_shared_from_this<UcxEndpoint> {
   // progress thread (or at once, here, if it has failed already).
   void on_failure(std::function<void(const std::string &message)> handler);
   bool failed() const { return failed_.load(std::memory_order_acquire); }
-  // Fails the endpoint now, as a peer's error would ("... failed:
-  // Operation is canceled (why)"), closing its connection: its pending
+  // Fails the endpoint now, as a peer's error would ("... failed: Request
+  // canceled (why)"), closing its connection: its pending
   // sends, puts, gets and landings end with it, so that no thread that
   // holds the endpoint keeps the connection open.  Any thread outside
   // UCX's callbacks.

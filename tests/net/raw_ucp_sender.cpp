@@ -71,23 +71,35 @@ RawUcpSender::~RawUcpSender() {
 
 void RawUcpSender::on_error(void *arg, ucp_ep_h, ucs_status_t) { static_cast<RawUcpSender *>(arg)->failed_ = true; }
 
-bool RawUcpSender::send(uint64_t seq, uint16_t id, std::span<const std::byte> data) {
-  std::vector<std::byte> frame(detail::kUcxFrameBytes);
-  std::memcpy(frame.data(), &seq, sizeof seq);
-  std::memcpy(frame.data() + sizeof seq, &id, sizeof id);
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_REPLY;
-  ucs_status_ptr_t request =
-      ucp_am_send_nbx(ep_, detail::kUcxMessageAm, frame.data(), frame.size(), data.data(), data.size(), &param);
-  if (UCS_PTR_IS_ERR(request)) return false;
-  if (UCS_PTR_IS_PTR(request)) {
+bool RawUcpSender::send_all(uint16_t id, std::span<const Framed> messages, std::chrono::milliseconds between) {
+  std::vector<std::vector<std::byte>> frames;  // UCX reads each until its send completes
+  frames.reserve(messages.size());
+  std::vector<void *> requests;
+  bool posted = true;
+  for (const Framed &m : messages) {
+    std::vector<std::byte> &frame = frames.emplace_back(detail::kUcxFrameBytes);
+    std::memcpy(frame.data(), &m.seq, sizeof m.seq);
+    std::memcpy(frame.data() + sizeof m.seq, &id, sizeof id);
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_AM_SEND_FLAG_REPLY;
+    ucs_status_ptr_t request =
+        ucp_am_send_nbx(ep_, detail::kUcxMessageAm, frame.data(), frame.size(), m.data.data(), m.data.size(), &param);
+    if (UCS_PTR_IS_ERR(request)) {
+      posted = false;
+      break;
+    }
+    if (UCS_PTR_IS_PTR(request)) requests.push_back(request);
+    if (&m != &messages.back()) std::this_thread::sleep_for(between);
+  }
+  bool completed = posted;
+  for (void *request : requests) {
     ucs_status_t status;
     while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS && !failed_) ucp_worker_progress(worker_);
     ucp_request_free(request);
-    if (status != UCS_OK) return false;
+    completed = completed && status == UCS_OK;
   }
-  return !failed_;
+  return completed && !failed_;
 }
 
 bool RawUcpSender::closed(std::chrono::milliseconds limit) {

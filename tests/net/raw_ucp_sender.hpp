@@ -22,9 +22,22 @@ class RawUcpSender {
   RawUcpSender(const RawUcpSender &) = delete;
   RawUcpSender &operator=(const RawUcpSender &) = delete;
 
-  // Sends message seq of the link's id `id` carrying data, and waits until
-  // UCX completed it: false where the connection failed.
-  bool send(uint64_t seq, uint16_t id, std::span<const std::byte> data);
+  // A message of the link: its sequence number and data.
+  struct Framed {
+    uint64_t seq;
+    std::span<const std::byte> data;
+  };
+  // Posts each message, of the link's id `id`, one after the other without
+  // waiting (pausing `between` after each but the last, this end making no
+  // progress meanwhile), then waits until UCX completed them all: false
+  // where the connection failed.
+  bool send_all(uint16_t id, std::span<const Framed> messages,
+                std::chrono::milliseconds between = std::chrono::milliseconds(0));
+  // send_all of one message.
+  bool send(uint64_t seq, uint16_t id, std::span<const std::byte> data) {
+    const Framed one{seq, data};
+    return send_all(id, std::span(&one, 1));
+  }
   // Whether the peer closed the connection within limit.
   bool closed(std::chrono::milliseconds limit);
 

@@ -2,10 +2,12 @@
 // that skips a sequence number has every later message held, so a peer
 // past the bound's messages or bytes fails its endpoint, saying what it
 // held; within the bound, the message awaited delivers everything held,
-// in order.  The agent holds nothing for a client that has not proved its
-// key (AgentSide::kHandshakeHeld), and holds at most handshakes_max such
-// clients at once (AgentListener::Options).  rigd's trust rules (DESIGN.md: no peer
-// that reaches the agent brings it down); no rule ID in RULES.md.
+// in order; a repeat of the message landing fails it as any repeat does.
+// The agent holds one early message of a client that has not proved its
+// key (AgentSide::kHandshakeHeld), and at most handshakes_max such
+// clients at once (AgentListener::Options).  rigd's trust rules
+// (DESIGN.md: no peer that reaches the agent brings it down); no rule ID
+// in RULES.md.
 #include <criterion/criterion.h>
 
 #include <sys/wait.h>
@@ -138,6 +140,26 @@ Test(ucx_held, the_message_awaited_at_the_bound_delivers_all_held_in_order) {
   for (uint64_t i = 0; i < 17; ++i)
     cr_assert_eq(server.delivered[i], i, "delivered %llu as message %llu", (unsigned long long)server.delivered[i],
                  (unsigned long long)i);
+}
+
+// A message whose data still lands is no longer held, but not delivered
+// yet: its number again, sent while it lands, is a repeat, which fails the
+// endpoint as any repeat does, rather than waiting for good ahead of a
+// number already passed.
+Test(ucx_held, a_repeat_of_the_message_landing_fails_the_endpoint) {
+  Server server({16, uint64_t{1} << 20});
+  RawUcpSender raw(server.listener->address());
+  cr_assert(!raw.closed(std::chrono::milliseconds(200)), "the connection is up");
+  // 64 MiB go by rendezvous, whose data the receiver fetches only as this
+  // end progresses: the repeat, 200 ms later, comes while they land.
+  std::vector<std::byte> large(64 << 20, std::byte{1});
+  const std::vector<std::byte> repeat = data_of(0);
+  const RawUcpSender::Framed both[] = {{0, large}, {0, repeat}};
+  (void)raw.send_all(kId, both, std::chrono::milliseconds(200));
+  auto endpoint = server.accepted();
+  const std::string why = failure_of(*endpoint);
+  cr_assert(why.find("(message 0 came twice)") != std::string::npos, "failure: \"%s\"", why.c_str());
+  cr_assert_eq(endpoint->stats().behind_landing, 1u, "the repeat came while the first message landed");
 }
 
 // Before its PROOF is checked, a client has one message held at most: a
