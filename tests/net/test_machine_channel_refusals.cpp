@@ -228,33 +228,11 @@ Test(machine_channel_refusals, agent_failure_reaches_the_client_with_its_root_ca
 // however it races the handshake's end: connect fails with its root
 // cause, or the channel it returns tells its failed() handler.  Many
 // connections, since the race is one of threads.  The agent runs in a
-// child process, as rigd does: UCX 1.13 (Debian 12's) asserts where one
-// of a process's workers replays an event it missed for a socket another
-// worker of the process has opened since, its number reused (fixed in
-// UCX 1.17), which the agent's closes and the clients' opens in one
-// process could make happen.
+// child process, as rigd does (AgentProcess says why).
 Test(machine_channel_refusals, a_failure_at_accept_reaches_the_owner_PROXY_89) {
   const std::string reason = "rigd has 1 clients connected, the most its policy admits (max_clients)";
-  int to_parent[2], to_child[2];
-  cr_assert(pipe(to_parent) == 0 && pipe(to_child) == 0);
-  pid_t agent_pid = fork();
-  cr_assert(agent_pid >= 0);
-  if (agent_pid == 0) {
-    close(to_parent[0]);
-    close(to_child[1]);
-    Agent agent({}, reason);
-    const std::string &address = agent.listener->address();
-    char done;
-    // Serves until the parent closes its end.
-    if (write(to_parent[1], address.data(), address.size()) == static_cast<ssize_t>(address.size()))
-      while (read(to_child[0], &done, 1) < 0 && errno == EINTR) {
-      }
-    _exit(0);
-  }
-  close(to_parent[1]);
-  close(to_child[0]);
-  char address[64] = {};
-  cr_assert(read(to_parent[0], address, sizeof address - 1) > 0, "the agent did not listen");
+  AgentProcess agent({}, reason);
+  const std::string &address = agent.address();
   for (int i = 0; i < 60; i++) {
     Inbox inbox;
     auto connected = ClientChannel::connect(address, key("alpha", 'a'), client_options(), inbox.handlers());
@@ -262,10 +240,7 @@ Test(machine_channel_refusals, a_failure_at_accept_reaches_the_owner_PROXY_89) {
     if (connected.ok() && inbox.wait([&] { return inbox.failure.has_value(); })) heard = *inbox.failure;
     cr_assert_eq(heard, reason, "connection %d heard \"%s\"", i, heard.c_str());
   }
-  close(to_child[1]);
-  int status = 0;
-  cr_assert(waitpid(agent_pid, &status, 0) == agent_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "the agent ended with status %#x", status);
+  agent.stop();
 }
 
 // The agent's close ends a send that waits on a client that takes

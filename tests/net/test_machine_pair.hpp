@@ -5,6 +5,11 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -106,6 +111,64 @@ struct Agent {
     std::lock_guard lock(mutex);
     return refused.front();
   }
+};
+
+// An Agent in a child process of its own, which serves until stop(): UCX
+// 1.13 (Debian 12's) asserts where one of a process's workers replays an
+// event it missed for a socket another worker of the process has opened
+// since, its number reused (fixed in UCX 1.17), which an agent's closes
+// and its clients' opens in one process could make happen.  Made before
+// this process has any of UCX's state, which a fork's child must not share.
+class AgentProcess {
+ public:
+  explicit AgentProcess(AgentListener::Options options = {}, std::string failure_at_accept = "") {
+    int to_parent[2], to_child[2];
+    cr_assert(pipe(to_parent) == 0 && pipe(to_child) == 0);
+    pid_ = fork();
+    cr_assert(pid_ >= 0);
+    if (pid_ == 0) {
+      close(to_parent[0]);
+      close(to_child[1]);
+      Agent agent(options, failure_at_accept);
+      const std::string &address = agent.listener->address();
+      char done;
+      // Serves until the parent closes its end.
+      if (write(to_parent[1], address.data(), address.size()) == static_cast<ssize_t>(address.size()))
+        while (read(to_child[0], &done, 1) < 0 && errno == EINTR) {
+        }
+      _exit(0);
+    }
+    close(to_parent[1]);
+    close(to_child[0]);
+    to_child_ = to_child[1];
+    char address[64] = {};
+    const ssize_t got = read(to_parent[0], address, sizeof address - 1);
+    close(to_parent[0]);
+    cr_assert(got > 0, "the agent did not listen");
+    address_ = address;
+  }
+  ~AgentProcess() {
+    if (to_child_ < 0) return;
+    close(to_child_);
+    waitpid(pid_, nullptr, 0);
+  }
+  AgentProcess(const AgentProcess &) = delete;
+  AgentProcess &operator=(const AgentProcess &) = delete;
+
+  const std::string &address() const { return address_; }
+  // Ends the agent, which must exit with status 0.
+  void stop() {
+    close(to_child_);
+    to_child_ = -1;
+    int status = 0;
+    cr_assert(waitpid(pid_, &status, 0) == pid_ && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the agent ended with status %#x", status);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int to_child_ = -1;
+  std::string address_;
 };
 
 // What a client's handlers heard: each message's kind and number (an

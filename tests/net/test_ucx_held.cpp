@@ -10,11 +10,7 @@
 // in RULES.md.
 #include <criterion/criterion.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -180,31 +176,12 @@ Test(ucx_held, the_agent_holds_one_early_message_of_a_client_without_a_proof) {
 
 // Past handshakes_max connections proving their keys, a new one is closed
 // at once; one that goes makes room for the next.  The agent runs in a
-// child process, as in a_failure_at_accept_reaches_the_owner_PROXY_89:
-// UCX 1.13 may assert where one process's workers open and close
-// sockets at once.
+// child process (AgentProcess): this one opens and closes many sockets.
 Test(ucx_held, the_agent_closes_connections_past_the_handshakes_it_holds) {
-  int to_parent[2], to_child[2];
-  cr_assert(pipe(to_parent) == 0 && pipe(to_child) == 0);
-  pid_t agent_pid = fork();
-  cr_assert(agent_pid >= 0);
-  if (agent_pid == 0) {
-    close(to_parent[0]);
-    close(to_child[1]);
-    AgentListener::Options options;
-    options.handshakes_max = 2;
-    Agent agent(options);
-    const std::string &address = agent.listener->address();
-    char done;
-    if (write(to_parent[1], address.data(), address.size()) == static_cast<ssize_t>(address.size()))
-      while (read(to_child[0], &done, 1) < 0 && errno == EINTR) {
-      }
-    _exit(0);
-  }
-  close(to_parent[1]);
-  close(to_child[0]);
-  char address[64] = {};
-  cr_assert(read(to_parent[0], address, sizeof address - 1) > 0, "the agent did not listen");
+  AgentListener::Options options;
+  options.handshakes_max = 2;
+  AgentProcess agent(options);
+  const std::string &address = agent.address();
   const auto kept = std::chrono::milliseconds(300);
   auto first = std::make_unique<RawUcpSender>(address);
   cr_assert(!first->closed(kept), "the agent closed the first connection");
@@ -223,8 +200,5 @@ Test(ucx_held, the_agent_closes_connections_past_the_handshakes_it_holds) {
   }
   cr_assert(fourth != nullptr, "no room for a connection after the first went");
   cr_assert(!second.closed(std::chrono::milliseconds(0)));
-  close(to_child[1]);
-  int status = 0;
-  cr_assert(waitpid(agent_pid, &status, 0) == agent_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "the agent ended with status %#x", status);
+  agent.stop();
 }

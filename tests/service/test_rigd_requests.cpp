@@ -31,10 +31,40 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
 using namespace raw;
+
+namespace {
+
+// A rigd serving SIM:0 whose every part takes latency_us (rigd inherits
+// the sim's knob), a client of it, a proxy of SIM:0 and a buffer of 4096
+// bytes on it.
+struct SlowSim {
+  RigdProcess rigd;
+  Client client;
+  uint32_t sim;
+  rig_proxy_completion buffer;
+
+  explicit SlowSim(uint64_t latency_us)
+      : rigd(start_with_latency(latency_us)),
+        client(rigd.socket),
+        sim(static_cast<uint32_t>(client.open(0))),
+        buffer(client.alloc(sim, 4096)) {
+    cr_assert(buffer.status == rig_ok);
+  }
+
+  static RigdProcess start_with_latency(uint64_t latency_us) {
+    setenv("RIG_SIM", ("latency_us=" + std::to_string(latency_us)).c_str(), 1);
+    RigdProcess started = start_rigd({"--devices", "SIM:0"});
+    unsetenv("RIG_SIM");
+    return started;
+  }
+};
+
+}  // namespace
 
 Test(rigd_requests, hand_overs_move_bytes_on_the_served_device, .timeout = 60) {
   RigdProcess rigd = start_rigd({"--devices", "SIM:0,MEM:0"});
@@ -123,14 +153,10 @@ Test(rigd_requests, bad_hand_overs_answer_einval_and_lose_their_proxy, .timeout 
  * later: its completion does not raise the word (rigd keeps each word's
  * lost in its own memory and reads that, not the client's line). */
 Test(rigd_requests, a_value_done_after_its_proxy_was_lost_raises_no_word, .timeout = 60) {
-  // rigd inherits the knob: each sim part takes 300 ms.
-  setenv("RIG_SIM", "latency_us=300000", 1);
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
-  unsetenv("RIG_SIM");
-  Client client(rigd.socket);
-  auto sim = static_cast<uint32_t>(client.open(0));
-  rig_proxy_completion a = client.alloc(sim, 4096);
-  cr_assert(a.status == rig_ok);
+  SlowSim slow(300000);  // each sim part takes 300 ms
+  Client &client = slow.client;
+  const uint32_t sim = slow.sim;
+  const rig_proxy_completion &a = slow.buffer;
   const rig_proxy_part fill = {RIG_PROXY_PART_FILL, 7, {0}, 0, a.value, 0, 4096, 1, 0, 4096};
   cr_assert(client.hand_over(sim, 1, {}, {fill}).status == rig_ok, "value 1 runs on the slow sim");
   const rig_proxy_part bad = {RIG_PROXY_PART_FILL, 7, {0}, 0, 999, 0, 16, 1, 0, 16};
@@ -151,14 +177,10 @@ Test(rigd_requests, a_value_done_after_its_proxy_was_lost_raises_no_word, .timeo
  * and the rest wait in the ring.  Once the device is done, every value is
  * raised, in order, and no hand-over was refused (PROXY-39, PROXY-80). */
 Test(rigd_requests, hand_overs_past_the_values_in_flight_wait_in_the_ring, .timeout = 90) {
-  // rigd inherits the knob: the fill takes 4 s, far longer than the pushes.
-  setenv("RIG_SIM", "latency_us=4000000", 1);
-  RigdProcess rigd = start_rigd({"--devices", "SIM:0"});
-  unsetenv("RIG_SIM");
-  Client client(rigd.socket);
-  auto sim = static_cast<uint32_t>(client.open(0));
-  rig_proxy_completion a = client.alloc(sim, 4096);
-  cr_assert(a.status == rig_ok);
+  SlowSim slow(4000000);  // the fill takes 4 s, far longer than the pushes
+  Client &client = slow.client;
+  const uint32_t sim = slow.sim;
+  const rig_proxy_completion &a = slow.buffer;
   cr_assert(client.fill(sim, 1, a.value, 0, 16, 7).status == rig_ok, "value 1 runs on the slow sim");
   uint32_t next = 0, released_before = 0;
   client.submissions.look(next, released_before);
