@@ -1,8 +1,10 @@
 // The disk library: files as io device memory (include/rig/disk.h), its
 // reads and writes run by the io_uring engine of uring_file.hpp.
 #include "page_populator.hpp"
+#include "rig_calls.hpp"
 #include "uring_file.hpp"
 
+#include "rig_internal/buffers.hpp"
 #include "rig_internal/errors.hpp"
 #include "rig_internal/options.hpp"
 #include "rig_internal/staging.hpp"
@@ -238,6 +240,26 @@ rig_status_t rig_disk_open(const char *path, rig_disk_mode_t mode, int64_t offse
                                       length, out);
     if (s != RIG_OK) disk_free(nullptr, r);
     return s;
+  });
+}
+
+rig_status_t rig_disk_sync(rig_buffer_t *file) {
+  RIG_API_CALL({
+    rig::require_buffer(file, "file");
+    void *region = nullptr;
+    rig::io::check(rig_buffer_io(file, RIG_DISK_KEY, &region));
+    if (!region)
+      rig::throw_invalid(std::string("the buffer is memory of ") + rig_device_name(rig_buffer_device(file)) +
+                         ", not a file of DISK");
+    auto *r = static_cast<DiskRegion *>(region);
+    const char *name = disk_describe(nullptr, r);
+    if (!r->writable) rig::throw_invalid(std::string(name) + " is open RIG_DISK_READ: nothing writes it through rig");
+    // The copies into the file are done, their bytes in its pages or on the
+    // disk (O_DIRECT); the flush makes both durable.
+    rig::io::check(rig_buffer_wait(file, RIG_ACCESS_READ));
+    while (fdatasync(r->fd) != 0)
+      if (errno != EINTR) throw_io(name, std::string("fdatasync: ") + std::strerror(errno), errno);
+    return RIG_OK;
   });
 }
 

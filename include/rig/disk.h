@@ -5,7 +5,11 @@
  * memory where the other side is memory the host does not address.  A file
  * cut short makes a copy answer RIG_EIO naming the file, never a SIGBUS; a
  * write that fails part way (ENOSPC) answers RIG_EIO with the errno, and
- * its message names the file and the bytes it wrote, which are in place. */
+ * its message names the file and the bytes it wrote, which are in place.
+ * A copy into a file is done (its point reached, rig_buffer_wait returns)
+ * once its bytes are written to the file: every later read of the file, in
+ * any process, sees them, but a crash or a power loss may still lose them
+ * until rig_disk_sync has made them durable. */
 #ifndef RIG_DISK_H
 #define RIG_DISK_H
 
@@ -72,6 +76,22 @@ typedef struct rig_disk_range {
  * stops ranges not yet begun and is the call's answer once the ranges in
  * flight have ended; the bytes of the ranges that ended are in place. */
 rig_status_t rig_disk_read_ranges(const rig_disk_range_t *ranges, size_t count);
+
+/* Makes durable the bytes written into file, a buffer over a file (or a
+ * range of one) rig_disk_open opened RIG_DISK_READ_WRITE, or scratch
+ * memory of DISK: it waits for the work whose writes a read of file must
+ * follow (rig_buffer_wait with RIG_ACCESS_READ), then flushes the file's
+ * data, and the metadata a read of it needs, to the storage that holds it
+ * (fdatasync of the whole file, whatever range file covers).  Returns once
+ * the bytes of every copy into the file done before the call, through any
+ * open of it, survive a crash or a power loss as the file system promises
+ * for fdatasync.  RIG_EINVAL for a NULL or released file, a
+ * buffer that is not DISK's memory, or a file opened RIG_DISK_READ; RIG_EIO
+ * with the errno (rig_error_code) where the flush fails (EIO: a write-back
+ * of the file failed; ENOSPC, EDQUOT; EINVAL: the file system cannot flush
+ * files), its message naming the file: then the file's bytes are not known
+ * to be durable; RIG_ELOST or RIG_EINTR as rig_buffer_wait answers. */
+rig_status_t rig_disk_sync(rig_buffer_t *file);
 
 #pragma GCC visibility pop
 

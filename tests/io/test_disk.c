@@ -54,6 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1268,4 +1271,79 @@ Test(io, read_ranges_of_a_truncated_file_answer_eio) { /* COPY-08 COPY-75 ERR-21
   rig_buffer_unref(dst);
   rig_buffer_unref(file);
   rig_buffer_unref(whole);
+}
+
+/* ---- Durability (rig_disk_sync) --------------------------------------- */
+
+/* The extents of fd whose bytes lie in the page cache alone, with no block
+ * of the disk given them yet (FIEMAP_EXTENT_DELALLOC), or -1 where the file
+ * system answers no FIEMAP. */
+static int delayed_extents(int fd) {
+  struct {
+    struct fiemap map;
+    struct fiemap_extent extents[64];
+  } f;
+  memset(&f, 0, sizeof f);
+  f.map.fm_length = FIEMAP_MAX_OFFSET;
+  f.map.fm_extent_count = 64;
+  if (ioctl(fd, FS_IOC_FIEMAP, &f.map) != 0) return -1;
+  int delayed = 0;
+  for (unsigned i = 0; i < f.map.fm_mapped_extents; i++) delayed += (f.extents[i].fe_flags & FIEMAP_EXTENT_DELALLOC) != 0;
+  return delayed;
+}
+
+/* A copy into a file through a view at an odd offset (the page cache's
+ * path) is done with its bytes in the page cache, where a file system that
+ * allocates late (ext4, XFS) has given them no block yet; rig_disk_sync
+ * writes them back to the disk: no extent stays delayed, the bytes read
+ * back, and the sync of a file's scratch memory answers RIG_OK too. */
+Test(io, sync_writes_a_files_bytes_back_to_the_disk) { /* rig/disk.h */
+  const int64_t n = 3 * MIB + 123;
+  const char *path = make_file(0, 0);
+  cr_assert(truncate(path, n) == 0, "truncate: %s", strerror(errno));
+  rig_buffer_t *file = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
+  rig_buffer_t *tail = view(file, 1, n - 1);
+  rig_buffer_t *host = create(rig_host(), n - 1);
+  fill_pattern(rig_buffer_host(host), n - 1, 1, 61);
+  CHECK_OK(rig_buffer_copy(host, tail));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+  int before = delayed_extents(fd);
+  if (before <= 0) {
+    close(fd);
+    cr_skip_test("%s's file system %s, so its extents cannot tell written-back bytes from bytes in the page cache",
+                 io_directory(), before < 0 ? "answers no FIEMAP" : "gives written bytes blocks at once");
+  }
+  CHECK_OK(rig_disk_sync(tail));
+  int after = delayed_extents(fd);
+  cr_assert(after == 0, "%d of the file's extents are still delayed after the sync (%d before)", after, before);
+  close(fd);
+  uint8_t *now = file_bytes(path, 1, n - 1);
+  EXPECT_PATTERN(now, n - 1, 1, 61, "the file after the sync");
+  free(now);
+  rig_buffer_t *scratch = create(disk_device(), 64 * KIB);
+  CHECK_OK(rig_buffer_fill(scratch, 7));
+  CHECK_OK(rig_disk_sync(scratch));
+  rig_buffer_t *made[] = {scratch, host, tail, file};
+  for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) rig_buffer_unref(made[i]);
+}
+
+/* What is no file rig writes is refused, saying why; a file system that
+ * cannot flush answers RIG_EIO with the errno, naming the file. */
+Test(io, sync_refusals) { /* rig/disk.h */
+  FAILS_INVALID_SAYING(rig_disk_sync(NULL), "file");
+  const char *path = make_file(64 * KIB, 62);
+  rig_buffer_t *read_only = open_file(path, RIG_DISK_READ, 0, -1);
+  FAILS_INVALID_SAYING(rig_disk_sync(read_only), "is open RIG_DISK_READ");
+  rig_buffer_t *host = create(rig_host(), 64);
+  FAILS_INVALID_SAYING(rig_disk_sync(host), "not a file of DISK");
+  rig_buffer_t *released = open_file(path, RIG_DISK_READ_WRITE, 0, -1);
+  rig_buffer_unref(released);
+  CHECK_FAILS(RIG_EINVAL, rig_disk_sync(released));
+  /* procfs has no flush: its files answer fdatasync EINVAL. */
+  rig_buffer_t *comm = open_file("/proc/self/comm", RIG_DISK_READ_WRITE, 0, -1);
+  FAILS_EIO_SAYING(EINVAL, rig_disk_sync(comm), "/proc/self/comm", "fdatasync");
+  rig_buffer_unref(comm);
+  rig_buffer_unref(host);
+  rig_buffer_unref(read_only);
 }

@@ -33,7 +33,7 @@ from ._types import (
 from .buffer import Buffer, Export, copy, row, submit_copy
 from .device import Device, Point, host, memory_device, open, probe
 from .device_buffer import Allocator, BufferSpec, DeviceBuffer, Dtype, RigAllocator, dtypes
-from .disk import disk_device, disk_open
+from .disk import disk_device, disk_open, disk_sync
 from .errors import (
     CallbackError,
     ClosedError,

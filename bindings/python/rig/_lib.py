@@ -195,6 +195,7 @@ _PROTOTYPES = {
     # disk.h
     "rig_disk_device": (c_int, [P(c_void_p)]),
     "rig_disk_open": (c_int, [c_char_p, c_int, c_int64, c_int64, P(c_void_p)]),
+    "rig_disk_sync": (c_int, [c_void_p]),
     # safetensors.h
     "rig_safetensors_open": (c_int, [c_char_p, P(c_void_p)]),
     "rig_safetensors_close": (None, [c_void_p]),

@@ -2,6 +2,7 @@
 
 import ctypes
 
+from . import _interrupt
 from ._lib import lib
 from ._types import DiskMode
 from .buffer import Buffer
@@ -24,3 +25,11 @@ def disk_open(path, mode=DiskMode.READ, offset=0, length=-1):
     out = c_void_p()
     check(lib.rig_disk_open(str(path).encode(), int(mode), offset, length, ctypes.byref(out)))
     return Buffer(out.value)
+
+
+def disk_sync(file):
+    """rig_disk_sync: makes the bytes written into file, a Buffer over a file
+    disk_open opened DiskMode.READ_WRITE, durable (fdatasync), once the work
+    that writes it is done."""
+    with file._using() as f:
+        check(_interrupt.call(lib.rig_disk_sync, f))

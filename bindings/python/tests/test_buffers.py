@@ -137,6 +137,20 @@ def test_disk_into_device_memory(tmp_path, mem):
         assert b.read_bytes() == data
 
 
+def test_disk_sync_of_a_written_file(tmp_path, mem):
+    path = tmp_path / "checkpoint.bin"
+    path.write_bytes(bytes(8192))
+    data = bytes(range(256)) * 32
+    with rig.disk_open(path, rig.DiskMode.READ_WRITE) as region, rig.Buffer.create(mem, len(data)) as b:
+        b.write_bytes(data)
+        rig.copy(b, region)
+        rig.disk_sync(region)
+    assert path.read_bytes() == data
+    with rig.disk_open(path) as read_only:
+        with pytest.raises(rig.InvalidError):
+            rig.disk_sync(read_only)
+
+
 def test_claims_and_early_free(mem):
     b = rig.Buffer.create(mem, 4096)
     assert b.claim(rig.Access.READ) in (rig.Claim.CLAIMED, rig.Claim.WAIT)

@@ -488,6 +488,7 @@ extern "C" {
         path: *const c_char, mode: rig_disk_mode_t, offset: i64, length: i64, out: *mut *mut rig_buffer_t,
     ) -> rig_status_t;
     pub fn rig_disk_read_ranges(ranges: *const rig_disk_range_t, count: usize) -> rig_status_t;
+    pub fn rig_disk_sync(file: *mut rig_buffer_t) -> rig_status_t;
 
     // service.h
     pub fn rig_service_connect(opts: *const rig_service_options_t, machine: *mut *mut rig_machine_t)
