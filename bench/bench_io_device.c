@@ -73,26 +73,24 @@
 #define _GNU_SOURCE
 
 #include "bench.h"
+#include "plain_uring.h"
 #include "rigd_child.h"
 
 #include <rig/disk.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define KIB ((int64_t)1024)
 #define MIB (1024 * KIB)
 #define GIB (1024 * MIB)
 
-/* The plain readers' request size and the liburing reader's depth. */
-#define BLOCK MIB
-#define DEPTH 32
+/* The plain readers' request size. */
+#define BLOCK PLAIN_URING_BLOCK
 
 /* ---- The file --------------------------------------------------------- */
 
@@ -227,9 +225,7 @@ struct reader {
   /* plain */
   const char *path;
   int64_t size;
-  int direct_fd;
-  struct io_uring ring;
-  bool fixed;
+  plain_uring_t uring;
   bool fresh; /* reads into memory it makes first */
   /* where the check finds the bytes of memory the host does not address:
    * a host buffer they are copied into after the timing */
@@ -279,63 +275,7 @@ static void release_new(reader_t *r) {
   r->dst = NULL;
 }
 
-static void queue_block(reader_t *r, int64_t at) {
-  struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-  if (!sqe) bench_fail("io_uring_get_sqe found no room");
-  if (r->fixed)
-    io_uring_prep_read_fixed(sqe, r->direct_fd, r->dst + at, BLOCK, (uint64_t)at, (int)(at / BLOCK));
-  else
-    io_uring_prep_read(sqe, r->direct_fd, r->dst + at, BLOCK, (uint64_t)at);
-  io_uring_sqe_set_data64(sqe, (uint64_t)at);
-}
-
-/* DEPTH reads of BLOCK bytes in flight; a short one is an error (the file
- * is whole blocks and O_DIRECT reads them whole). */
-static void read_by_uring(reader_t *r) {
-  int64_t next = 0, done = 0;
-  int in_flight = 0;
-  while (done < r->size) {
-    while (in_flight < DEPTH && next < r->size) {
-      queue_block(r, next);
-      next += BLOCK;
-      in_flight++;
-    }
-    if (io_uring_submit_and_wait(&r->ring, 1) < 0) bench_fail("io_uring_submit_and_wait failed");
-    struct io_uring_cqe *cqe;
-    unsigned head, seen = 0;
-    io_uring_for_each_cqe(&r->ring, head, cqe) {
-      if (cqe->res != BLOCK) {
-        fprintf(stderr, "uring: read at %llu: %s\n", (unsigned long long)io_uring_cqe_get_data64(cqe),
-                cqe->res < 0 ? strerror(-cqe->res) : "short");
-        exit(1);
-      }
-      seen++;
-    }
-    io_uring_cq_advance(&r->ring, seen);
-    in_flight -= (int)seen;
-    done += (int64_t)seen * BLOCK;
-  }
-}
-
-static void open_uring_reader(reader_t *r) {
-  r->direct_fd = open(r->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-  if (r->direct_fd < 0) bench_fail("the file system refuses O_DIRECT: no baseline");
-  if (io_uring_queue_init(DEPTH, &r->ring, 0) != 0) bench_fail("io_uring_queue_init failed");
-  int64_t blocks = r->size / BLOCK;
-  struct iovec *iovecs = malloc((size_t)blocks * sizeof *iovecs);
-  if (!iovecs) bench_fail("malloc failed");
-  for (int64_t b = 0; b < blocks; b++) iovecs[b] = (struct iovec){r->dst + b * BLOCK, BLOCK};
-  int status = io_uring_register_buffers(&r->ring, iovecs, (unsigned)blocks);
-  r->fixed = status == 0;
-  if (!r->fixed) printf("note: uring could not register its buffers (%s); it reads without them\n", strerror(-status));
-  free(iovecs);
-}
-
-static void close_uring_reader(reader_t *r) {
-  if (r->fixed) io_uring_unregister_buffers(&r->ring);
-  io_uring_queue_exit(&r->ring);
-  close(r->direct_fd);
-}
+static void read_by_uring(reader_t *r) { plain_uring_move(&r->uring); }
 
 /* One timed read; returns seconds.  New memory needs no poison: it
  * starts as zeros, which are none of the file's words. */
@@ -433,7 +373,7 @@ int main(int argc, char **argv) {
     readers[i].best_cold_s = readers[i].best_warm_s = HUGE_VAL;
   }
   if (!readers[2].dst) bench_fail("the host does not address MEM:0's memory");
-  open_uring_reader(&readers[0]);
+  plain_uring_open(&readers[0].uring, path, false, dst, size);
 
   /* Interleaved, so a drift of the shared machine hits every reader alike. */
   for (int run = 0; run < runs; run++) {
@@ -469,7 +409,7 @@ int main(int argc, char **argv) {
   printf("ratio shards_batch_cold: %.3f\n", serial->best_cold_s / batch->best_cold_s);
   printf("ratio shards_batch_warm: %.3f\n", serial->best_warm_s / batch->best_warm_s);
 
-  close_uring_reader(&readers[0]);
+  plain_uring_close(&readers[0].uring);
   for (int k = 0; k < SHARDS; k++) {
     rig_buffer_unref(ranges[k].dst);
     rig_buffer_unref(ranges[k].file);
