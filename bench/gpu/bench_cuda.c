@@ -17,16 +17,27 @@
  *             (rig_disk_open, rig_buffer_copy), beside a loop of read() into
  *             32 MiB of pinned memory, each chunk then copied with
  *             cuMemcpyAsync and synchronized; the file is in the page cache
- *             for both.
+ *             for both;
+ *   disk      the same read from the disk (the file's pages dropped first),
+ *             and CUDA:0's memory written into a new file made durable
+ *             (rig_buffer_copy, rig_disk_sync), beside the disk's own
+ *             O_DIRECT rate into and out of pinned memory (plain_uring.h,
+ *             with fdatasync after writing) and beside the loops through
+ *             32 MiB of pinned memory a user would write; the goal is rig
+ *             at 0.9x the disk's rate or better.
  * Prints `NAME: V UNIT` for each figure and `ratio NAME: X`: for the launch
  * rig's time over the raw one's (above 1: rig's overhead), for the copies
- * and the file rig's bandwidth over the raw one's (below 1: rig is slower).
+ * and the file rig's bandwidth over the raw one's (below 1: rig is slower),
+ * for the disk rig's over the disk's (cuda_file_cold_disk,
+ * cuda_file_write_disk) and over the loops' (_raw).
  *
  * Usage: bench_cuda [--file PATH] [--file-size N[K|M|G]] [--max-copy N[K|M|G]]
- * The file (default /var/tmp/rig-bench-cuda.bin, 512M) is made and removed. */
+ * The file (default /var/tmp/rig-bench-cuda.bin, 512M, whole MiBs) and the
+ * one written (FILE.out) are made and removed. */
 #define _GNU_SOURCE
 
 #include "bench.h"
+#include "plain_uring.h"
 
 #include <rig/disk.h>
 
@@ -345,6 +356,162 @@ static void bench_file(rig_device_t *d, const char *path, int64_t n, CUstream st
   unlink(path);
 }
 
+/* ---- Files and GPU memory at the disk's speed ----------------------- */
+
+/* The byte at offset o of the file make_file writes. */
+static uint8_t file_byte(int64_t o) {
+  int64_t i = o % CHUNK;
+  return (uint8_t)(i * 7 + (i >> 12));
+}
+
+/* Fails the benchmark unless the n bytes at p are the file's from byte 0. */
+static void check_file_bytes(const uint8_t *p, int64_t n, const char *what) {
+  for (int64_t o = 0; o < n; o++)
+    if (p[o] != file_byte(o)) {
+      fprintf(stderr, "%s: byte %lld is not the file's\n", what, (long long)o);
+      exit(1);
+    }
+}
+
+struct disk_run {
+  const char *path, *out; /* the file read; the file written */
+  int64_t n;
+  uint8_t *pinned;        /* n bytes of pinned memory: the disk's own rate */
+  void *chunk;            /* CHUNK bytes of pinned memory: the raw loops */
+  CUdeviceptr gpu;        /* n bytes: the raw loops */
+  rig_buffer_t *on_gpu;   /* n bytes of CUDA:0's memory: rig */
+  CUstream stream;
+};
+
+/* Drops the file's pages (flushed first, so that they can go), so that
+ * the next read of it comes from the disk. */
+static void drop_file(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fdatasync(fd) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+    bench_fail("cannot drop the benchmark's file from the page cache");
+  close(fd);
+}
+
+/* A new sparse file of n bytes at path, as a checkpoint's file is new. */
+static void new_file(const char *path, int64_t n) {
+  unlink(path);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, n) != 0) bench_fail("cannot make the benchmark's output file");
+  close(fd);
+}
+
+static void disk_read(struct disk_run *r) {
+  plain_uring_t u;
+  plain_uring_open(&u, r->path, false, r->pinned, r->n);
+  plain_uring_move(&u);
+  plain_uring_close(&u);
+}
+
+static void disk_write(struct disk_run *r) {
+  plain_uring_t u;
+  plain_uring_open(&u, r->out, true, r->pinned, r->n);
+  plain_uring_move(&u);
+  if (fdatasync(u.fd) != 0) bench_fail("fdatasync failed");
+  plain_uring_close(&u);
+}
+
+static void rig_read(struct disk_run *r) { run_rig_file(&(struct rig_file){r->path, r->on_gpu}, 1); }
+
+static void rig_write(struct disk_run *r) {
+  rig_buffer_t *file = NULL;
+  BENCH_CHECK(rig_disk_open(r->out, RIG_DISK_READ_WRITE, 0, -1, &file));
+  BENCH_CHECK(rig_buffer_copy(r->on_gpu, file));
+  BENCH_CHECK(rig_disk_sync(file));
+  rig_buffer_unref(file);
+}
+
+static void raw_read(struct disk_run *r) {
+  run_raw_file(&(struct raw_file){r->path, r->n, r->chunk, r->gpu, r->stream}, 1);
+}
+
+/* The loop a hand-written checkpoint writer runs: each chunk to pinned
+ * memory, then written; the file flushed at the end. */
+static void raw_write(struct disk_run *r) {
+  int fd = open(r->out, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) bench_fail("cannot open the benchmark's output file");
+  for (int64_t at = 0; at < r->n; at += CHUNK) {
+    size_t bytes = (size_t)(r->n - at < CHUNK ? r->n - at : CHUNK);
+    CU_CHECK(cuMemcpyAsync((CUdeviceptr)(uintptr_t)r->chunk, r->gpu + (CUdeviceptr)at, bytes, r->stream));
+    CU_CHECK(cuStreamSynchronize(r->stream));
+    if (pwrite(fd, r->chunk, bytes, at) != (ssize_t)bytes) bench_fail("cannot write the benchmark's output file");
+  }
+  if (fdatasync(fd) != 0) bench_fail("fdatasync failed");
+  close(fd);
+}
+
+/* The best of ROUNDS cold reads (write false) or durable writes into a
+ * new file, in GB/s. */
+static double best_disk_gbps(void (*move)(struct disk_run *), struct disk_run *r, bool write) {
+  double best_ns = HUGE_VAL;
+  for (int i = 0; i < ROUNDS; i++) {
+    if (write)
+      new_file(r->out, r->n);
+    else
+      drop_file(r->path);
+    double start = bench_now_ns();
+    move(r);
+    double ns = bench_now_ns() - start;
+    if (ns < best_ns) best_ns = ns;
+  }
+  return (double)r->n / best_ns;
+}
+
+/* File -> CUDA:0 from the disk (cold) and CUDA:0 -> file made durable,
+ * each beside the disk's own O_DIRECT rate into and out of pinned memory
+ * (plain_uring.h) and the loop through pinned memory a user would write;
+ * cuMemcpy from pinned memory is the copies' cuda_h2d_raw above.  The
+ * goal: rig at 0.9x the disk's rate or better. */
+static void bench_disk(rig_device_t *d, const char *path, int64_t n, CUstream stream) {
+  if (n % PLAIN_URING_BLOCK != 0) bench_fail("--file-size must be whole MiBs");
+  char out[4096];
+  snprintf(out, sizeof out, "%s.out", path);
+  make_file(path, n);
+  struct disk_run r = {path, out, n, NULL, NULL, 0, create(d, n, RIG_MEMORY_DEVICE), stream};
+  CU_CHECK(cuMemHostAlloc((void **)&r.pinned, (size_t)n, CU_MEMHOSTALLOC_PORTABLE));
+  CU_CHECK(cuMemHostAlloc(&r.chunk, (size_t)CHUNK, CU_MEMHOSTALLOC_PORTABLE));
+  CU_CHECK(cuMemAlloc(&r.gpu, (size_t)n));
+  const double disk_in = best_disk_gbps(disk_read, &r, false), rig_in = best_disk_gbps(rig_read, &r, false),
+               raw_in = best_disk_gbps(raw_read, &r, false);
+  /* What rig read is the file; the writes write it back out. */
+  rig_buffer_t *host = create(rig_host(), n, RIG_MEMORY_DEVICE);
+  BENCH_CHECK(rig_buffer_copy(r.on_gpu, host));
+  check_file_bytes(rig_buffer_host(host), n, "file -> CUDA:0");
+  memcpy(r.pinned, rig_buffer_host(host), (size_t)n);
+  const double disk_out = best_disk_gbps(disk_write, &r, true), raw_out = best_disk_gbps(raw_write, &r, true),
+               rig_out = best_disk_gbps(rig_write, &r, true);
+  drop_file(out);
+  BENCH_CHECK(rig_buffer_fill(host, 0));
+  rig_buffer_t *written = NULL;
+  BENCH_CHECK(rig_disk_open(out, RIG_DISK_READ, 0, -1, &written));
+  BENCH_CHECK(rig_buffer_copy(written, host));
+  check_file_bytes(rig_buffer_host(host), n, "CUDA:0 -> file");
+  rig_buffer_unref(written);
+  const long long mib = (long long)(n / MIB);
+  printf("cuda_file_cold_rig %lldM: %.2f GB/s\n", mib, rig_in);
+  printf("cuda_file_cold_raw %lldM: %.2f GB/s\n", mib, raw_in);
+  printf("disk_read_direct %lldM: %.2f GB/s\n", mib, disk_in);
+  printf("cuda_file_write_rig %lldM: %.2f GB/s\n", mib, rig_out);
+  printf("cuda_file_write_raw %lldM: %.2f GB/s\n", mib, raw_out);
+  printf("disk_write_direct %lldM: %.2f GB/s\n", mib, disk_out);
+  printf("ratio cuda_file_cold_disk %lldM: %.3f\n", mib, rig_in / disk_in);
+  printf("ratio cuda_file_cold_raw %lldM: %.3f\n", mib, rig_in / raw_in);
+  printf("ratio cuda_file_write_disk %lldM: %.3f\n", mib, rig_out / disk_out);
+  printf("ratio cuda_file_write_raw %lldM: %.3f\n", mib, rig_out / raw_out);
+  fflush(stdout);
+  rig_buffer_unref(host);
+  CU_CHECK(cuMemFree(r.gpu));
+  CU_CHECK(cuMemFreeHost(r.chunk));
+  CU_CHECK(cuMemFreeHost(r.pinned));
+  rig_buffer_unref(r.on_gpu);
+  unlink(out);
+  unlink(path);
+}
+
 int main(int argc, char **argv) {
   const char *path = "/var/tmp/rig-bench-cuda.bin";
   int64_t file_bytes = 512 * MIB, max_copy = 256 * MIB;
@@ -380,6 +547,7 @@ int main(int argc, char **argv) {
   free(cubin);
   for (int64_t n = MIB; n <= max_copy; n *= 16) bench_copies(d, n, stream);
   bench_file(d, path, file_bytes, stream);
+  bench_disk(d, path, file_bytes, stream);
 
   CU_CHECK(cuStreamDestroy(stream));
   BENCH_CHECK(rig_close(d));
