@@ -12,7 +12,11 @@
  *   new_mem   the same on MEM:0;
  *   new_rigd  the same on MEM:0@rigd, a proxy of a rigd the benchmark
  *             starts (its check reads the bytes back after the timing);
- *   new_pread a pread loop into a new malloc'd buffer.
+ *   new_pread a pread loop into a new malloc'd buffer;
+ *   new_sim   rig_buffer_create on SIM:0 + rig_buffer_copy: memory the host
+ *             does not address, as a GPU's, which the bytes reach through
+ *             staging (its check reads them back after the timing);
+ *   new_rigd_sim  the same on SIM:0@rigd.
  * And the same bytes as 64 files (shards of the file, made beside it) into
  * the MEM:0 buffer, each to its place:
  *   shards_serial  a rig_buffer_copy of each file, one after another;
@@ -28,8 +32,10 @@
  * new_mem_cold, new_rigd_cold), X rig's bandwidth over the plain liburing
  * reader's; `ratio new_host_warm_pread: X` (new_mem, new_rigd too), over
  * the pread loop's into new memory; `ratio new_rigd_cold_mem: X` (and
- * _warm), a load through rigd's over the same load in-process; `ratio shards_batch_cold: X` (and _warm), the batch's over
- * the serial copies'.  The plain reader reads O_DIRECT warm too: a warm
+ * _warm), a load through rigd's over the same load in-process, and
+ * `ratio new_rigd_sim_cold_sim: X` (and _warm), the same for SIM:0;
+ * `ratio shards_batch_cold: X` (and _warm), the batch's over the serial
+ * copies'.  The plain reader reads O_DIRECT warm too: a warm
  * ratio above 1 is the page cache, which rig reads first where it holds
  * the bytes.
  *
@@ -335,10 +341,16 @@ int main(int argc, char **argv) {
 
   /* One page-aligned host buffer, pre-faulted, for every reader but io_mem. */
   rig_buffer_t *host = NULL, *on_mem = NULL, *file = NULL;
-  rig_device_t *mem = NULL, *rigd_mem = NULL;
+  rig_device_t *mem = NULL, *rigd_mem = NULL, *sim = NULL, *rigd_sim = NULL;
   bench_pid = getpid();
-  start_rigd("MEM:0", "");
+  /* SIM:0, here and in rigd, with room for the file. */
+  char sim_budget[64];
+  snprintf(sim_budget, sizeof sim_budget, "budget=%lld", (long long)(size + GIB));
+  if (setenv("RIG_SIM", sim_budget, 1) != 0) bench_fail("setenv failed");
+  start_rigd("MEM:0,SIM:0", "");
   BENCH_CHECK(rig_open("MEM:0@rigd", NULL, &rigd_mem));
+  BENCH_CHECK(rig_open("SIM:0@rigd", NULL, &rigd_sim));
+  BENCH_CHECK(rig_open("SIM:0", NULL, &sim));
   BENCH_CHECK(rig_buffer_create(rig_host(), size, RIG_MEMORY_DEVICE, &host));
   uint8_t *dst = rig_buffer_host(host);
   if ((uintptr_t)dst % 4096 != 0) bench_fail("the host buffer does not start on a page");
@@ -365,6 +377,9 @@ int main(int argc, char **argv) {
       {.name = "new_pread", .read = read_by_pread_into_new, .fresh = true},
       {.name = "shards_serial", .read = read_shards_one_by_one, .dst = rig_buffer_host(on_mem), .ranges = ranges},
       {.name = "shards_batch", .read = read_shards_in_a_batch, .dst = rig_buffer_host(on_mem), .ranges = ranges},
+      {.name = "new_sim", .read = read_into_new_buffer, .file = file, .fresh_on = sim, .fresh = true, .readback = host},
+      {.name = "new_rigd_sim", .read = read_into_new_buffer, .file = file, .fresh_on = rigd_sim, .fresh = true,
+       .readback = host},
   };
   enum { READERS = sizeof readers / sizeof readers[0] };
   for (int i = 0; i < READERS; i++) {
@@ -405,6 +420,9 @@ int main(int argc, char **argv) {
   }
   printf("ratio new_rigd_cold_mem: %.3f\n", new_mem->best_cold_s / new_rigd->best_cold_s);
   printf("ratio new_rigd_warm_mem: %.3f\n", new_mem->best_warm_s / new_rigd->best_warm_s);
+  const reader_t *new_sim = &readers[10], *new_rigd_sim = &readers[11];
+  printf("ratio new_rigd_sim_cold_sim: %.3f\n", new_sim->best_cold_s / new_rigd_sim->best_cold_s);
+  printf("ratio new_rigd_sim_warm_sim: %.3f\n", new_sim->best_warm_s / new_rigd_sim->best_warm_s);
   const reader_t *serial = &readers[8], *batch = &readers[9];
   printf("ratio shards_batch_cold: %.3f\n", serial->best_cold_s / batch->best_cold_s);
   printf("ratio shards_batch_warm: %.3f\n", serial->best_warm_s / batch->best_warm_s);
