@@ -7,14 +7,21 @@
  *   io_host  the same from a host buffer;
  *   uring    a plain liburing O_DIRECT writer from the host buffer (depth
  *            32, 1 MiB blocks, write_fixed: plain_uring.h) + fdatasync;
- *   pwrite   a loop of 1 MiB pwrites through the page cache + fdatasync.
+ *   pwrite   a loop of 1 MiB pwrites through the page cache + fdatasync;
+ *   io_sim   as io_mem, from SIM:0's memory, which the host does not
+ *            address (a GPU's): the bytes cross staging on their way;
+ *   io_rigd_mem, io_rigd_sim  as io_mem and io_sim, from MEM:0@rigd and
+ *            SIM:0@rigd, proxies of a rigd the benchmark starts, whose
+ *            bytes rigd copies into the staging it shares with the client.
  * The writers take turns, run after run, so that a drift of the shared
  * machine hits each alike.  After each timing the first word of every
  * block of the file is read back and checked, so that a writer that wrote
  * nothing cannot pass for a fast one.  Prints `NAME: V GB/s` for each
- * writer (the best of the runs) and `ratio io_mem: X` (io_host too), rig's
- * bandwidth over the plain O_DIRECT writer's, and `ratio io_mem_pwrite: X`,
- * over the pwrite loop's.
+ * writer (the best of the runs) and `ratio io_mem: X` (io_host, io_sim
+ * too), rig's bandwidth over the plain O_DIRECT writer's, `ratio
+ * io_mem_pwrite: X`, over the pwrite loop's, and `ratio io_rigd_mem_mem:
+ * X` (io_rigd_sim_sim too), a write through rigd's over the same write
+ * in-process.
  *
  * Usage: bench_io_write [--file PATH] [--size N[K|M|G]] [--runs N]
  * The file (default /var/tmp/rig-bench-write.bin, 1G, whole MiBs) is made
@@ -23,6 +30,7 @@
 
 #include "bench.h"
 #include "plain_uring.h"
+#include "rigd_child.h"
 
 #include <rig/disk.h>
 
@@ -50,16 +58,16 @@ struct writer {
 };
 
 /* The source's first word of each block, tagged anew for each write, so
- * that a file left from an earlier write fails the check. */
-static void tag_blocks(writer_t *w) {
+ * that a file left from an earlier write fails the check: in place where
+ * the host addresses the source, else in the host buffer, then copied. */
+static void tag_blocks(writer_t *w, rig_buffer_t *host) {
   w->tag += (uint64_t)(w->size / BLOCK);
-  if (w->from) {
-    uint8_t *p = rig_buffer_host(w->from);
-    for (int64_t b = 0; b < w->size / BLOCK; b++) {
-      uint64_t word = w->tag + (uint64_t)b;
-      memcpy(p + b * BLOCK, &word, sizeof word);
-    }
+  uint8_t *p = rig_buffer_host(w->from);
+  for (int64_t b = 0; b < w->size / BLOCK; b++) {
+    uint64_t word = w->tag + (uint64_t)b;
+    memcpy((p ? p : rig_buffer_host(host)) + b * BLOCK, &word, sizeof word);
   }
+  if (!p) BENCH_CHECK(rig_buffer_copy(host, w->from));
 }
 
 static void check_file(const writer_t *w) {
@@ -115,8 +123,8 @@ static void write_by_pwrite(writer_t *w) {
 }
 
 /* One timed write into a new file; returns seconds. */
-static double time_write(writer_t *w) {
-  tag_blocks(w);
+static double time_write(writer_t *w, rig_buffer_t *host) {
+  tag_blocks(w, host);
   new_file(w);
   double start = bench_now_ns();
   w->write(w);
@@ -148,13 +156,25 @@ int main(int argc, char **argv) {
   }
   if (size <= 0 || size % BLOCK != 0 || runs < 1) return usage(argv[0]);
 
-  rig_device_t *mem = NULL;
-  rig_buffer_t *host = NULL, *on_mem = NULL;
+  /* SIM:0, here and in rigd, with room for the buffer. */
+  char sim_budget[64];
+  snprintf(sim_budget, sizeof sim_budget, "budget=%lld", (long long)(size + 1024 * MIB));
+  if (setenv("RIG_SIM", sim_budget, 1) != 0) bench_fail("setenv failed");
+  bench_pid = getpid();
+  start_rigd("MEM:0,SIM:0", "");
+  rig_device_t *mem = NULL, *sim = NULL, *rigd_mem = NULL, *rigd_sim = NULL;
   BENCH_CHECK(rig_open("MEM:0", NULL, &mem));
+  BENCH_CHECK(rig_open("SIM:0", NULL, &sim));
+  BENCH_CHECK(rig_open("MEM:0@rigd", NULL, &rigd_mem));
+  BENCH_CHECK(rig_open("SIM:0@rigd", NULL, &rigd_sim));
+  rig_buffer_t *host = NULL, *on_mem = NULL, *on_sim = NULL, *on_rigd_mem = NULL, *on_rigd_sim = NULL;
   BENCH_CHECK(rig_buffer_create(rig_host(), size, RIG_MEMORY_DEVICE, &host));
   BENCH_CHECK(rig_buffer_create(mem, size, RIG_MEMORY_DEVICE, &on_mem));
-  BENCH_CHECK(rig_buffer_fill(host, 0x5A));
-  BENCH_CHECK(rig_buffer_fill(on_mem, 0x5A));
+  BENCH_CHECK(rig_buffer_create(sim, size, RIG_MEMORY_DEVICE, &on_sim));
+  BENCH_CHECK(rig_buffer_create(rigd_mem, size, RIG_MEMORY_DEVICE, &on_rigd_mem));
+  BENCH_CHECK(rig_buffer_create(rigd_sim, size, RIG_MEMORY_DEVICE, &on_rigd_sim));
+  rig_buffer_t *all[] = {host, on_mem, on_sim, on_rigd_mem, on_rigd_sim};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) BENCH_CHECK(rig_buffer_fill(all[i], 0x5A));
   uint8_t *h = rig_buffer_host(host);
   if (!rig_buffer_host(on_mem)) bench_fail("the host does not address MEM:0's memory");
 
@@ -164,6 +184,9 @@ int main(int argc, char **argv) {
       {.name = "io_mem", .write = write_by_rig, .from = on_mem},
       {.name = "io_host", .write = write_by_rig, .from = host},
       {.name = "pwrite", .write = write_by_pwrite, .host = h, .from = host},
+      {.name = "io_sim", .write = write_by_rig, .from = on_sim},
+      {.name = "io_rigd_mem", .write = write_by_rig, .from = on_rigd_mem},
+      {.name = "io_rigd_sim", .write = write_by_rig, .from = on_rigd_sim},
   };
   enum { WRITERS = sizeof writers / sizeof writers[0] };
   for (int i = 0; i < WRITERS; i++) {
@@ -174,7 +197,7 @@ int main(int argc, char **argv) {
   }
   for (int run = 0; run < runs; run++)
     for (int i = 0; i < WRITERS; i++) {
-      double s = time_write(&writers[i]);
+      double s = time_write(&writers[i], host);
       if (s < writers[i].best_s) writers[i].best_s = s;
     }
 
@@ -184,7 +207,9 @@ int main(int argc, char **argv) {
   printf("ratio io_mem: %.3f\n", uring->best_s / writers[1].best_s);
   printf("ratio io_host: %.3f\n", uring->best_s / writers[2].best_s);
   printf("ratio io_mem_pwrite: %.3f\n", pwrite_loop->best_s / writers[1].best_s);
-  rig_buffer_unref(on_mem);
-  rig_buffer_unref(host);
+  printf("ratio io_sim: %.3f\n", uring->best_s / writers[4].best_s);
+  printf("ratio io_rigd_mem_mem: %.3f\n", writers[1].best_s / writers[5].best_s);
+  printf("ratio io_rigd_sim_sim: %.3f\n", writers[4].best_s / writers[6].best_s);
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) rig_buffer_unref(all[i]);
   return 0;
 }
