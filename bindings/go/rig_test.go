@@ -187,6 +187,28 @@ func TestLoadFromAReaderAndAFile(t *testing.T) {
 	}
 }
 
+func TestABufferSavesIntoADurableFile(t *testing.T) {
+	mem := must(Open("MEM:0"))
+	sent := pattern(1 << 20)
+	b := must(NewBuffer(mem, int64(len(sent)), MemoryDevice))
+	defer b.Close()
+	if err := b.CopyFrom(sent, 0); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "checkpoint.bin")
+	if err := SaveFile(b, path); err != nil {
+		t.Fatalf("SaveFile: %v", err)
+	}
+	if written, err := os.ReadFile(path); err != nil || !bytes.Equal(written, sent) {
+		t.Fatalf("the saved file holds other bytes than the buffer (%v)", err)
+	}
+	readOnly := must(OpenFile(path, 0, -1))
+	defer readOnly.Close()
+	if err := SyncFile(readOnly); err == nil {
+		t.Fatal("a read-only file synced")
+	}
+}
+
 func TestABufferSharesThroughRigd(t *testing.T) {
 	socket := os.Getenv("RIG_SERVICE")
 	if socket == "" {

@@ -68,6 +68,13 @@ impl Error {
         Error { status: Status::Invalid, name: "RIG_EINVAL".into(), message, device: None, bytes: 0, code: 0 }
     }
 
+    /// A file the binding could not make, as rig answers an io error:
+    /// RIG_EIO with the errno.
+    pub(crate) fn io(message: String, e: &std::io::Error) -> Error {
+        let code = e.raw_os_error().unwrap_or(0);
+        Error { status: Status::Io, name: "RIG_EIO".into(), message, device: None, bytes: 0, code }
+    }
+
     pub fn status(&self) -> Status {
         self.status
     }

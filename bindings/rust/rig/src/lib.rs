@@ -36,15 +36,42 @@ pub mod disk {
         Ok(Device::from_raw(d))
     }
 
+    fn open_in(path: &str, mode: rig_sys::rig_disk_mode_t, offset: i64, length: Option<i64>) -> Result<Buffer> {
+        let path = c_string(path)?;
+        let mut b = ptr::null_mut();
+        check(unsafe { rig_sys::rig_disk_open(path.as_ptr(), mode, offset, length.unwrap_or(-1), &mut b) })?;
+        Ok(unsafe { Buffer::from_raw(b) })
+    }
+
     /// A buffer on DISK over `length` bytes of the file at `path` from its
     /// byte `offset` (`None`: to its end), read-only (rig_disk_open).
     pub fn open(path: &str, offset: i64, length: Option<i64>) -> Result<Buffer> {
-        let path = c_string(path)?;
-        let mut b = ptr::null_mut();
-        check(unsafe {
-            rig_sys::rig_disk_open(path.as_ptr(), rig_sys::RIG_DISK_READ, offset, length.unwrap_or(-1), &mut b)
-        })?;
-        Ok(unsafe { Buffer::from_raw(b) })
+        open_in(path, rig_sys::RIG_DISK_READ, offset, length)
+    }
+
+    /// As `open`, for reading and writing: copies into the buffer write
+    /// the file (RIG_DISK_READ_WRITE).
+    pub fn open_for_writing(path: &str, offset: i64, length: Option<i64>) -> Result<Buffer> {
+        open_in(path, rig_sys::RIG_DISK_READ_WRITE, offset, length)
+    }
+
+    /// Makes the bytes copies wrote into `file`, a buffer `open_for_writing`
+    /// made, durable: once the work that writes it is done, the file is
+    /// flushed to its storage (rig_disk_sync).  A copy into a file is done
+    /// once its bytes are written, not yet durable.
+    pub fn sync(file: &Buffer) -> Result<()> {
+        check(unsafe { rig_sys::rig_disk_sync(file.as_ptr()) })
+    }
+
+    /// Writes all of `src` into a new file at `path` (replacing one there)
+    /// and makes it durable: a checkpoint of any device's memory.
+    pub fn save(src: &Buffer, path: &str) -> Result<()> {
+        std::fs::File::create(path)
+            .and_then(|f| f.set_len(src.len() as u64))
+            .map_err(|e| crate::Error::io(format!("{path}: {e}"), &e))?;
+        let file = open_for_writing(path, 0, None)?;
+        crate::copy(src, &file)?;
+        sync(&file)
     }
 
     /// Reads the whole file at `path` into a new buffer of `device`'s

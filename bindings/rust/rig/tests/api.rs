@@ -91,6 +91,22 @@ fn a_file_loads_into_device_memory() {
 }
 
 #[test]
+fn a_buffer_saves_into_a_durable_file() {
+    let path = std::env::temp_dir().join(format!("rig-rust-save-{}", std::process::id()));
+    let bytes = pattern(1 << 20);
+    let b = Buffer::create(Device::open("MEM:0").unwrap(), bytes.len() as i64, Memory::Device).unwrap();
+    b.write(|dst| dst.copy_from_slice(&bytes)).unwrap();
+    let saved = rig::disk::save(&b, path.to_str().unwrap());
+    let read_only = rig::disk::open(path.to_str().unwrap(), 0, None).unwrap();
+    let refused = rig::disk::sync(&read_only);
+    let written = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    saved.unwrap();
+    assert!(written == bytes, "the file holds other bytes than the buffer");
+    assert!(refused.is_err(), "a read-only file synced");
+}
+
+#[test]
 fn a_buffer_shares_through_rigd() {
     let socket = std::env::var("RIG_SERVICE").expect("RIG_SERVICE names the rigd of the test");
     let machine = Machine::connect(Some(&socket)).unwrap();
