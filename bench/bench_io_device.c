@@ -275,6 +275,11 @@ static void release_new(reader_t *r) {
     rig_buffer_unref(r->into);
     r->into = NULL;
     BENCH_CHECK(rig_free_cache(r->fresh_on));
+    /* rigd keeps what a client frees for its next allocation until the
+     * client has been idle for a second (service/poller.cpp), when it
+     * goes back to the drivers: past that, a load through rigd makes new
+     * memory too, as the in-process loads do. */
+    if (strstr(rig_device_name(r->fresh_on), "@rigd")) usleep(1500 * 1000);
   } else {
     free(r->dst);
   }
