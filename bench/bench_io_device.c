@@ -393,7 +393,8 @@ int main(int argc, char **argv) {
     readers[i].best_cold_s = readers[i].best_warm_s = HUGE_VAL;
   }
   if (!readers[2].dst) bench_fail("the host does not address MEM:0's memory");
-  plain_uring_open(&readers[0].uring, path, false, dst, size);
+  plain_uring_init(&readers[0].uring, dst, size);
+  plain_uring_open(&readers[0].uring, path, false);
 
   /* Interleaved, so a drift of the shared machine hits every reader alike. */
   for (int run = 0; run < runs; run++) {
@@ -433,6 +434,7 @@ int main(int argc, char **argv) {
   printf("ratio shards_batch_warm: %.3f\n", serial->best_warm_s / batch->best_warm_s);
 
   plain_uring_close(&readers[0].uring);
+  plain_uring_exit(&readers[0].uring);
   for (int k = 0; k < SHARDS; k++) {
     rig_buffer_unref(ranges[k].dst);
     rig_buffer_unref(ranges[k].file);

@@ -31,15 +31,13 @@ typedef struct plain_uring {
   bool fixed;      /* memory registered as fixed buffers */
 } plain_uring_t;
 
-/* Opens path O_DIRECT for reading, or writing where write, between it and
- * the size bytes at memory (page-aligned, whole blocks); fails the
- * benchmark where the file system refuses O_DIRECT. */
-static inline void plain_uring_open(plain_uring_t *u, const char *path, bool write, uint8_t *memory, int64_t size) {
+/* Makes the ring, and registers the size bytes at memory (page-aligned,
+ * whole blocks) as its fixed buffers where the system allows: once, before
+ * any timing, as fio does at its start. */
+static inline void plain_uring_init(plain_uring_t *u, uint8_t *memory, int64_t size) {
   if ((uintptr_t)memory % 4096 != 0 || size <= 0 || size % PLAIN_URING_BLOCK != 0)
     bench_fail("plain_uring: memory must start on a page and hold whole blocks");
-  *u = (plain_uring_t){.memory = memory, .size = size, .write = write};
-  u->fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_DIRECT | O_CLOEXEC);
-  if (u->fd < 0) bench_fail("the file system refuses O_DIRECT: no baseline");
+  *u = (plain_uring_t){.fd = -1, .memory = memory, .size = size};
   if (io_uring_queue_init(PLAIN_URING_DEPTH, &u->ring, 0) != 0) bench_fail("io_uring_queue_init failed");
   int64_t blocks = size / PLAIN_URING_BLOCK;
   struct iovec *iovecs = malloc((size_t)blocks * sizeof *iovecs);
@@ -49,6 +47,19 @@ static inline void plain_uring_open(plain_uring_t *u, const char *path, bool wri
   u->fixed = status == 0;
   if (!u->fixed) printf("note: plain uring could not register its buffers (%s); it runs without\n", strerror(-status));
   free(iovecs);
+}
+
+/* Opens path O_DIRECT for reading, or writing where write; fails the
+ * benchmark where the file system refuses O_DIRECT. */
+static inline void plain_uring_open(plain_uring_t *u, const char *path, bool write) {
+  u->write = write;
+  u->fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+  if (u->fd < 0) bench_fail("the file system refuses O_DIRECT: no baseline");
+}
+
+static inline void plain_uring_close(plain_uring_t *u) {
+  close(u->fd);
+  u->fd = -1;
 }
 
 static inline void plain_uring_queue(plain_uring_t *u, int64_t at) {
@@ -67,8 +78,8 @@ static inline void plain_uring_queue(plain_uring_t *u, int64_t at) {
   io_uring_sqe_set_data64(sqe, (uint64_t)at);
 }
 
-/* Moves all size bytes, from byte 0 of the file and of memory; a short or
- * failed request fails the benchmark. */
+/* Moves all size bytes between the open file and memory, from byte 0 of
+ * each; a short or failed request fails the benchmark. */
 static inline void plain_uring_move(plain_uring_t *u) {
   int64_t next = 0, done = 0;
   int in_flight = 0;
@@ -95,10 +106,9 @@ static inline void plain_uring_move(plain_uring_t *u) {
   }
 }
 
-static inline void plain_uring_close(plain_uring_t *u) {
+static inline void plain_uring_exit(plain_uring_t *u) {
   if (u->fixed) io_uring_unregister_buffers(&u->ring);
   io_uring_queue_exit(&u->ring);
-  close(u->fd);
 }
 
 #endif

@@ -381,6 +381,7 @@ struct disk_run {
   CUdeviceptr gpu;        /* n bytes: the raw loops */
   rig_buffer_t *on_gpu;   /* n bytes of CUDA:0's memory: rig */
   CUstream stream;
+  plain_uring_t uring;    /* over pinned, registered before the rounds */
 };
 
 /* Drops the file's pages (flushed first, so that they can go), so that
@@ -401,18 +402,16 @@ static void new_file(const char *path, int64_t n) {
 }
 
 static void disk_read(struct disk_run *r) {
-  plain_uring_t u;
-  plain_uring_open(&u, r->path, false, r->pinned, r->n);
-  plain_uring_move(&u);
-  plain_uring_close(&u);
+  plain_uring_open(&r->uring, r->path, false);
+  plain_uring_move(&r->uring);
+  plain_uring_close(&r->uring);
 }
 
 static void disk_write(struct disk_run *r) {
-  plain_uring_t u;
-  plain_uring_open(&u, r->out, true, r->pinned, r->n);
-  plain_uring_move(&u);
-  if (fdatasync(u.fd) != 0) bench_fail("fdatasync failed");
-  plain_uring_close(&u);
+  plain_uring_open(&r->uring, r->out, true);
+  plain_uring_move(&r->uring);
+  if (fdatasync(r->uring.fd) != 0) bench_fail("fdatasync failed");
+  plain_uring_close(&r->uring);
 }
 
 static void rig_read(struct disk_run *r) { run_rig_file(&(struct rig_file){r->path, r->on_gpu}, 1); }
@@ -471,10 +470,11 @@ static void bench_disk(rig_device_t *d, const char *path, int64_t n, CUstream st
   char out[4096];
   snprintf(out, sizeof out, "%s.out", path);
   make_file(path, n);
-  struct disk_run r = {path, out, n, NULL, NULL, 0, create(d, n, RIG_MEMORY_DEVICE), stream};
+  struct disk_run r = {.path = path, .out = out, .n = n, .on_gpu = create(d, n, RIG_MEMORY_DEVICE), .stream = stream};
   CU_CHECK(cuMemHostAlloc((void **)&r.pinned, (size_t)n, CU_MEMHOSTALLOC_PORTABLE));
   CU_CHECK(cuMemHostAlloc(&r.chunk, (size_t)CHUNK, CU_MEMHOSTALLOC_PORTABLE));
   CU_CHECK(cuMemAlloc(&r.gpu, (size_t)n));
+  plain_uring_init(&r.uring, r.pinned, n);
   const double disk_in = best_disk_gbps(disk_read, &r, false), rig_in = best_disk_gbps(rig_read, &r, false),
                raw_in = best_disk_gbps(raw_read, &r, false);
   /* What rig read is the file; the writes write it back out. */
@@ -504,6 +504,7 @@ static void bench_disk(rig_device_t *d, const char *path, int64_t n, CUstream st
   printf("ratio cuda_file_write_raw %lldM: %.3f\n", mib, rig_out / raw_out);
   fflush(stdout);
   rig_buffer_unref(host);
+  plain_uring_exit(&r.uring);
   CU_CHECK(cuMemFree(r.gpu));
   CU_CHECK(cuMemFreeHost(r.chunk));
   CU_CHECK(cuMemFreeHost(r.pinned));
