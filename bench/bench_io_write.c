@@ -53,8 +53,7 @@ struct writer {
   double best_s;
   /* rig */
   rig_buffer_t *from;
-  /* plain */
-  uint8_t *host;
+  /* plain writers: from is host memory, which they write in place */
   plain_uring_t *uring; /* its ring, made and registered before the runs */
 };
 
@@ -117,7 +116,7 @@ static void write_by_pwrite(writer_t *w) {
   int fd = open(w->path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) bench_fail(strerror(errno));
   for (int64_t at = 0; at < w->size; at += BLOCK)
-    if (pwrite(fd, w->host + at, BLOCK, at) != BLOCK) bench_fail("pwrite failed");
+    if (pwrite(fd, (uint8_t *)rig_buffer_host(w->from) + at, BLOCK, at) != BLOCK) bench_fail("pwrite failed");
   if (fdatasync(fd) != 0) bench_fail(strerror(errno));
   close(fd);
 }
@@ -175,17 +174,16 @@ int main(int argc, char **argv) {
   BENCH_CHECK(rig_buffer_create(rigd_sim, size, RIG_MEMORY_DEVICE, &on_rigd_sim));
   rig_buffer_t *all[] = {host, on_mem, on_sim, on_rigd_mem, on_rigd_sim};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) BENCH_CHECK(rig_buffer_fill(all[i], 0x5A));
-  uint8_t *h = rig_buffer_host(host);
   if (!rig_buffer_host(on_mem)) bench_fail("the host does not address MEM:0's memory");
 
   /* The plain writers write the host buffer; their tags go into it. */
   plain_uring_t plain;
-  plain_uring_init(&plain, h, size);
+  plain_uring_init(&plain, rig_buffer_host(host), size);
   writer_t writers[] = {
-      {.name = "uring", .write = write_by_uring, .host = h, .from = host, .uring = &plain},
+      {.name = "uring", .write = write_by_uring, .from = host, .uring = &plain},
       {.name = "io_mem", .write = write_by_rig, .from = on_mem},
       {.name = "io_host", .write = write_by_rig, .from = host},
-      {.name = "pwrite", .write = write_by_pwrite, .host = h, .from = host},
+      {.name = "pwrite", .write = write_by_pwrite, .from = host},
       {.name = "io_sim", .write = write_by_rig, .from = on_sim},
       {.name = "io_rigd_mem", .write = write_by_rig, .from = on_rigd_mem},
       {.name = "io_rigd_sim", .write = write_by_rig, .from = on_rigd_sim},
